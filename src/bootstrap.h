@@ -1,0 +1,70 @@
+// MPI bootstrap: who am I, who are my peers, and a way to exchange opaque
+// endpoint blobs. Transports connect through this; nothing else in the
+// program calls MPI except the mpi transport and the MPI reference rows.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace gdr {
+
+class Bootstrap {
+ public:
+  // Initializes MPI (thread level FUNNELED) and learns rank, size, local
+  // rank and hosts. `timeout_s` bounds every collective wait made here.
+  Bootstrap(int* argc, char*** argv, double timeout_s);
+  ~Bootstrap();
+  Bootstrap(const Bootstrap&) = delete;
+  Bootstrap& operator=(const Bootstrap&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  const std::string& host() const { return hosts_[rank_]; }
+  const std::string& host_of(int rank) const { return hosts_.at(rank); }
+  const std::vector<std::string>& hosts() const { return hosts_; }
+  const std::vector<int>& local_ranks() const { return local_ranks_; }
+  double timeout() const { return timeout_s_; }
+  void set_timeout(double s) { timeout_s_ = s; }
+
+  // Every rank contributes a blob (any length); every rank gets all blobs.
+  std::vector<std::vector<std::byte>> allgather(std::span<const std::byte> mine);
+  // Gathers doubles to rank 0 (row r = rank r). Others get an empty vector.
+  std::vector<double> gather_to_root(std::span<const double> mine);
+  // Broadcast a string from rank 0.
+  std::string broadcast(const std::string& from_root);
+  // Logical OR / max of an int over ranks.
+  int allreduce_max(int value);
+  void barrier();
+
+  // "rank 3 (node07)": how errors name a rank.
+  std::string who(int rank) const;
+  std::string me() const { return who(rank_); }
+
+  // Ends the whole job: prints `message` (prefixed by this rank) and aborts.
+  [[noreturn]] void abort(const std::string& message, int code);
+
+  MPI_Comm comm() const { return comm_; }
+
+ private:
+  // Waits on a non-blocking collective with the deadline; names `what`.
+  void wait(MPI_Request& req, const char* what);
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::vector<std::string> hosts_;
+  std::vector<int> local_ranks_;
+  double timeout_s_;
+};
+
+// What the program is doing right now, for timeout and error messages
+// ("allreduce float sum 1048576 B, iteration 7"). Set by the runner.
+void set_activity(std::string what);
+const std::string& activity();
+
+}  // namespace gdr

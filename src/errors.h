@@ -1,0 +1,47 @@
+// Error types shared by every part of gdrbench.
+//
+// UsageError means the user asked for something invalid: the program prints
+// one line and exits with status 2. RunError means something failed while
+// running; its message already names rank, host and the failing call.
+#pragma once
+
+#include <chrono>
+#include <stdexcept>
+#include <string>
+
+namespace gdr {
+
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitWrongResults = 1;
+inline constexpr int kExitRuntime = 3;
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct RunError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Raised when a wait passes its deadline; the message says who waited for whom.
+struct TimeoutError : RunError {
+  using RunError::RunError;
+};
+
+// A point in time after which a wait gives up. Every blocking loop takes one.
+class Deadline {
+ public:
+  using Clock = std::chrono::steady_clock;
+  explicit Deadline(double seconds)
+      : seconds_(seconds),
+        end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                std::chrono::duration<double>(seconds))) {}
+  bool expired() const { return Clock::now() >= end_; }
+  double seconds() const { return seconds_; }
+
+ private:
+  double seconds_;
+  Clock::time_point end_;
+};
+
+}  // namespace gdr

@@ -1,0 +1,86 @@
+// Memory kinds: where a benchmark's buffers live and how to work on them.
+//
+// One table of operations per kind (as UCC's memory components do): the
+// collectives allocate, fill, reduce and check through it and never ask
+// which kind they hold. The host kind lives in memory_host.cpp; the CUDA
+// kind registers itself from src/cuda/ when it is built.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "datatype.h"
+
+namespace gdr {
+
+enum class MemKind { host, cuda };
+std::string_view mem_name(MemKind k);
+MemKind parse_mem(std::string_view s);  // throws UsageError
+
+// An allocation. A transport decides how to register it: dma-buf when
+// `dmabuf_fd` >= 0 (perftest's lesson), else the plain pointer.
+struct Buffer {
+  void* ptr = nullptr;
+  std::size_t bytes = 0;
+  MemKind kind = MemKind::host;
+  int device = -1;            // CUDA device ordinal, -1 for host
+  int dmabuf_fd = -1;         // filled on demand by transports that want it
+  std::uint64_t dmabuf_offset = 0;
+};
+
+class MemoryOps {
+ public:
+  virtual ~MemoryOps() = default;
+  virtual MemKind kind() const = 0;
+  // Empty when usable; otherwise why not ("no CUDA device: ...").
+  virtual std::string unavailable_reason() const = 0;
+  // Throws RunError naming the size and the kind when allocation fails.
+  virtual Buffer alloc(std::size_t bytes) = 0;
+  virtual void free(Buffer& b) = 0;
+  // Copies within this kind. Asynchronous where the kind allows; sync() orders it.
+  virtual void copy(void* dst, const void* src, std::size_t bytes) = 0;
+  // Copies between this kind and plain host memory (for staging, checks).
+  virtual void to_host(void* host_dst, const void* src, std::size_t bytes) = 0;
+  virtual void from_host(void* dst, const void* host_src, std::size_t bytes) = 0;
+  // dst[i] = dst[i] (op) src[i], count elements.
+  virtual void reduce(void* dst, const void* src, std::size_t count, DType t, Op op) = 0;
+  // Writes rank r's exact input for iteration `it` (see exact_inputs.h).
+  virtual void fill_input(void* dst, std::size_t count, DType t, Op op, int rank, int it) = 0;
+  // Number of elements differing from the exact expected result.
+  virtual std::uint64_t count_wrong(const void* buf, std::size_t count, DType t, Op op,
+                                    int nranks, int it) = 0;
+  // Waits for everything issued on this kind so far.
+  virtual void sync() = 0;
+};
+
+// The operations of a kind, or nullptr when it is not built into this binary.
+MemoryOps* memory_ops(MemKind k);
+// Called by a kind's translation unit at static-init time.
+void register_memory_ops(MemKind k, MemoryOps* ops);
+
+// Owns a Buffer and frees it through its kind.
+class UniqueBuffer {
+ public:
+  UniqueBuffer() = default;
+  UniqueBuffer(MemoryOps* ops, std::size_t bytes) : ops_(ops), buf_(ops->alloc(bytes)) {}
+  ~UniqueBuffer() { reset(); }
+  UniqueBuffer(UniqueBuffer&& o) noexcept : ops_(o.ops_), buf_(o.buf_) { o.ops_ = nullptr; }
+  UniqueBuffer& operator=(UniqueBuffer&& o) noexcept {
+    if (this != &o) { reset(); ops_ = o.ops_; buf_ = o.buf_; o.ops_ = nullptr; }
+    return *this;
+  }
+  void reset() { if (ops_) { ops_->free(buf_); ops_ = nullptr; } }
+  Buffer& get() { return buf_; }
+  const Buffer& get() const { return buf_; }
+  void* data() const { return buf_.ptr; }
+
+ private:
+  MemoryOps* ops_ = nullptr;
+  Buffer buf_;
+};
+
+}  // namespace gdr

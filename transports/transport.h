@@ -1,0 +1,101 @@
+// The transport interface: the only thing collectives see of a wire.
+//
+// Shaped like Gloo's Device/Context/Pair: a transport connects to a set of
+// peers, registers buffers, and moves byte ranges (offset, length) of
+// registered buffers between peers. Operations are non-blocking and
+// matched in posting order per (peer, direction): the k-th send to a peer
+// lands in the k-th receive that peer posted from us, and must have the
+// same length.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "../src/memory.h"
+
+namespace gdr {
+
+class Bootstrap;
+
+// How a test moves device memory: the transport touches it itself, or it is
+// staged through pinned host buffers (transports/staged).
+enum class Path { direct, staged };
+std::string_view path_name(Path p);
+Path parse_path(std::string_view s);  // throws UsageError
+
+// A registered buffer. Transports subclass it to keep their keys.
+class MemRegion {
+ public:
+  explicit MemRegion(Buffer b) : buf_(b) {}
+  virtual ~MemRegion() = default;
+  const Buffer& buffer() const { return buf_; }
+  std::byte* at(std::size_t off) const { return static_cast<std::byte*>(buf_.ptr) + off; }
+
+ private:
+  Buffer buf_;
+};
+
+// An outstanding operation; `id` is the transport's own handle.
+struct Request {
+  std::uint64_t id = 0;
+  int peer = -1;
+  bool is_send = false;
+  std::size_t bytes = 0;
+};
+
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual std::string_view name() const = 0;
+  // Whether `direct` transfers of this memory kind work (host always should).
+  virtual bool supports(MemKind k) const = 0;
+  // Collective: every rank calls it with the peers it will talk to (may be
+  // empty). Endpoint blobs travel through the bootstrap.
+  virtual void connect(const std::vector<int>& peers) = 0;
+  // Collective over all ranks, same order everywhere (sizes may differ), so
+  // one-sided transports may exchange keys. Set-up work: never timed.
+  virtual std::unique_ptr<MemRegion> register_memory(const Buffer& b) = 0;
+  virtual Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) = 0;
+  virtual Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) = 0;
+  // Makes progress; true once `req` has completed (then it is forgotten).
+  // Throws RunError naming the peer when the operation failed.
+  virtual bool test(const Request& req) = 0;
+  // Facts to store with the results ("ucx.version" -> "1.13.1", registration mode...).
+  virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
+};
+
+// Waits for all of `reqs` with the bootstrap's timeout. On timeout throws
+// TimeoutError naming this rank, the peer it waited for and activity().
+void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot);
+void wait_one(Transport& t, const Request& req, const Bootstrap& boot);
+
+// Registry: a transport folder adds one line `GDR_REGISTER_TRANSPORT(...)`.
+struct TransportInfo {
+  std::string name;
+  std::string description;
+  // Empty when usable on this machine, else the reason.
+  std::function<std::string()> unavailable_reason;
+  // Creates the transport for direct use of memory kind `mem`. The staged
+  // path needs only host support: make_transport wraps it.
+  std::function<std::unique_ptr<Transport>(Bootstrap&)> create;
+};
+std::vector<TransportInfo>& transport_registry();
+const TransportInfo* find_transport(std::string_view name);
+// The transport to run `name` on `mem` memory over `path`: the registered
+// transport itself for direct, or it wrapped in the host-staging layer.
+// Throws UsageError when the combination cannot run here, saying why.
+std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot, MemKind mem,
+                                          Path path);
+struct TransportRegistrar {
+  explicit TransportRegistrar(TransportInfo info);
+};
+#define GDR_REGISTER_TRANSPORT(var, ...) \
+  static ::gdr::TransportRegistrar var { ::gdr::TransportInfo{__VA_ARGS__} }
+
+}  // namespace gdr
