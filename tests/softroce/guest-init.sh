@@ -1,0 +1,71 @@
+#!/bin/sh
+# PID 1 of a Soft-RoCE guest (started by the initramfs of mkinitramfs.sh).
+# Sets up the guest, brings up rdma_rxe on a veth pair (rxe0 on veth0, rxe1
+# on veth1, link-local IPv6 GIDs only), runs the job vm.sh left in the
+# results share and writes its exit status there, then powers off.
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root
+job=/results/.vm
+
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mkdir -p /results
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /results ||
+  { echo "guest: cannot mount the results share"; poweroff -f; }
+
+log() { echo "guest: $*" >>"$job/guest.log"; }
+finish() {
+  echo "$1" >"$job/rc.tmp" && mv "$job/rc.tmp" "$job/rc"
+  sync
+  umount /results 2>/dev/null
+  poweroff -f
+}
+
+. "$job/env"
+hostname "${GDR_VM_HOSTNAME:-softroce}"
+echo "127.0.1.1 $(hostname)" >>/etc/hosts
+ulimit -l unlimited
+
+# rxe needs the netdevs up; IPv6 link-local addresses give GID index 0.
+modprobe rdma_rxe && modprobe veth || { log "modprobe failed"; finish 125; }
+ip link set lo up
+ip link add veth0 type veth peer name veth1
+ip link set veth0 up
+ip link set veth1 up
+rdma link add rxe0 type rxe netdev veth0 || { log "rdma link add rxe0 failed"; finish 125; }
+rdma link add rxe1 type rxe netdev veth1 || { log "rdma link add rxe1 failed"; finish 125; }
+
+# Wait until both ports are ACTIVE and GID 0 (link-local, after DAD) is set.
+zero_gid=0000:0000:0000:0000:0000:0000:0000:0000
+ready() {
+  for d in rxe0 rxe1; do
+    p=/sys/class/infiniband/$d/ports/1
+    grep -q ACTIVE "$p/state" 2>/dev/null || return 1
+    [ "$(cat "$p/gids/0" 2>/dev/null)" != "$zero_gid" ] || return 1
+  done
+}
+n=0
+until ready; do
+  n=$((n + 1))
+  [ $n -gt 300 ] && { log "rxe ports not ACTIVE with a GID after 30 s"; finish 125; }
+  sleep 0.1
+done
+log "rxe ready: rxe0 gid0 $(cat /sys/class/infiniband/rxe0/ports/1/gids/0)"
+
+# Open MPI inside one guest: shared memory and loopback TCP only (its UCX
+# path over rxe with link-local GIDs does not work, see softroce-vm.md).
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_MCA_oob_tcp_if_include=lo
+export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=pt2pt
+
+cd "${GDR_VM_CWD:-/results}" || finish 125
+log "running: $(cat "$job/cmd")"
+sh "$job/cmd" >>"$job/out" 2>&1 </dev/null
+finish $?

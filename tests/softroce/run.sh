@@ -1,0 +1,46 @@
+#!/bin/bash
+# Runs gdrbench under mpirun inside a Soft-RoCE guest (see vm.sh): the way to
+# try the verbs transport for real without RDMA hardware.
+#
+#   run.sh [--ranks N] [--results DIR] [--build DIR] [--timeout S] [--install]
+#          -- <gdrbench run arguments>
+#
+# --results DIR: host folder the guest runs in (the HDF5 file lands there);
+#                default a temporary folder, removed afterwards.
+# --build DIR:   build tree holding gdrbench (default $GDRBENCH_BUILD, else
+#                the first of build/, build-*/ next to this repository).
+# --install:     apt-get install the packages of jobs/deps/debian-softroce.txt.
+# Example: run.sh --ranks 2 -- -t allreduce -T verbs -b 8 -e 64K
+set -euo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600
+usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --ranks) ranks=$2; shift 2 ;;
+    --results) results=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --install)
+      apt-get install -y -q $(cat "$repo/jobs/deps/debian-softroce.txt") >&2; shift ;;
+    --) shift; break ;;
+    -h|--help) usage ;;
+    *) echo "run.sh: unknown option $1" >&2; usage ;;
+  esac
+done
+
+if [[ -z $build ]]; then
+  for d in "$repo"/build "$repo"/build-*; do
+    [[ -x $d/gdrbench ]] && { build=$d; break; }
+  done
+fi
+[[ -n $build && -x $build/gdrbench ]] ||
+  { echo "run.sh: no gdrbench binary; build it or pass --build DIR" >&2; exit 125; }
+build=$(cd "$build" && pwd)
+
+share_args=()
+[[ -n $results ]] && { mkdir -p "$results"; share_args=(--share "$results"); }
+exec "$here/vm.sh" "${share_args[@]}" --timeout "$timeout" -- \
+  mpirun -np "$ranks" "$build/gdrbench" run "$@"
