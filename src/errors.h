@@ -28,6 +28,11 @@ struct TimeoutError : RunError {
   using RunError::RunError;
 };
 
+// A signal (SIGINT, SIGTERM) asked the run to stop.
+struct InterruptedError : RunError {
+  using RunError::RunError;
+};
+
 // A point in time after which a wait gives up. Every blocking loop takes one.
 class Deadline {
  public:
@@ -37,6 +42,8 @@ class Deadline {
         end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                 std::chrono::duration<double>(seconds))) {}
   bool expired() const { return Clock::now() >= end_; }
+  // Seconds left (negative once expired).
+  double remaining() const { return std::chrono::duration<double>(end_ - Clock::now()).count(); }
   double seconds() const { return seconds_; }
 
  private:

@@ -92,6 +92,12 @@ const TransportInfo* find_transport(std::string_view name);
 // Throws UsageError when the combination cannot run here, saying why.
 std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot, MemKind mem,
                                           Path path);
+// Set by transports/staged when built: wraps a host-capable transport so it
+// moves `mem` memory through pinned host buffers.
+using StagingFactory =
+    std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>, Bootstrap&, MemoryOps&)>;
+StagingFactory& staging_factory();
+
 struct TransportRegistrar {
   explicit TransportRegistrar(TransportInfo info);
 };

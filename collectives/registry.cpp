@@ -1,0 +1,35 @@
+#include <chrono>
+
+#include "test.h"
+
+namespace gdr {
+
+std::vector<TestInfo>& test_registry() {
+  static std::vector<TestInfo> r;
+  return r;
+}
+const TestInfo* find_test(std::string_view name) {
+  for (auto& t : test_registry())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+TestRegistrar::TestRegistrar(TestInfo info) { test_registry().push_back(std::move(info)); }
+
+std::vector<ReferenceInfo>& reference_registry() {
+  static std::vector<ReferenceInfo> r;
+  return r;
+}
+const ReferenceInfo* find_reference(std::string_view name) {
+  for (auto& t : reference_registry())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+ReferenceRegistrar::ReferenceRegistrar(ReferenceInfo info) {
+  reference_registry().push_back(std::move(info));
+}
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace gdr

@@ -1,0 +1,100 @@
+// What a test is: a small set of hooks the sweep runner calls (the shape of
+// nccl-tests' testEngine), written only against the transport interface and
+// the memory-kind table. A new test is one file plus GDR_REGISTER_TEST.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "src/datatype.h"
+#include "src/memory.h"
+#include "transports/transport.h"
+
+namespace gdr {
+
+class Bootstrap;
+
+// One case of the sweep: everything that identifies a row of results.
+struct CaseParams {
+  std::string test;
+  std::string transport;
+  bool reference = false;  // a library's own collective (MPI_Allreduce, NCCL)
+  MemKind mem = MemKind::host;
+  Path path = Path::direct;
+  DType dtype = DType::f32;
+  Op op = Op::sum;
+  bool has_dtype = true;  // false for p2p tests: they move bytes
+  std::size_t bytes = 0;
+  std::size_t count = 0;  // elements (bytes for p2p tests)
+  int iters = 20;
+  int warmup = 5;
+  bool check = true;
+  int src = -1, dst = -1;  // p2p pair; -1 for collectives
+  int window = 64;         // messages in flight per bw/bibw iteration
+  std::size_t chunk_bytes = 1 << 20;  // ring pipelining granularity
+};
+
+// What one rank measured in one case.
+struct CaseOutcome {
+  std::vector<double> times;  // seconds per timed iteration; NaN if this rank sat out
+  std::uint64_t wrong = 0;    // wrong elements summed over checked iterations
+};
+
+// What a test runs on. `transport` is null for reference rows.
+struct TestEnv {
+  Bootstrap& boot;
+  Transport* transport;
+  MemoryOps& mem;
+};
+
+class Test {
+ public:
+  virtual ~Test() = default;
+  // Allocates and registers buffers for messages up to max_bytes. Collective:
+  // every rank calls it in the same order. Never timed.
+  virtual void prepare(TestEnv& env, std::size_t max_bytes) = 0;
+  virtual CaseOutcome run(TestEnv& env, const CaseParams& c) = 0;
+};
+
+struct TestInfo {
+  std::string name;
+  bool point_to_point = false;
+  // Bytes moved per timed unit, for algbw = bytes / time.
+  std::function<double(const CaseParams&)> algbw_bytes;
+  std::function<double(int ranks)> busbw_factor;
+  std::function<std::unique_ptr<Test>()> create;
+};
+
+std::vector<TestInfo>& test_registry();
+const TestInfo* find_test(std::string_view name);
+struct TestRegistrar {
+  explicit TestRegistrar(TestInfo info);
+};
+#define GDR_REGISTER_TEST(var, ...) \
+  static ::gdr::TestRegistrar var { ::gdr::TestInfo{__VA_ARGS__} }
+
+// A library's own collective, run as a reference row beside ours.
+struct ReferenceInfo {
+  std::string name;        // "mpi", "nccl"
+  std::string test;        // which of our tests it stands beside ("allreduce")
+  // Empty when it can run this case, else why not (shown once as a note).
+  std::function<std::string(const CaseParams&)> cannot_run;
+  std::function<std::unique_ptr<Test>()> create;
+};
+std::vector<ReferenceInfo>& reference_registry();
+const ReferenceInfo* find_reference(std::string_view name);
+struct ReferenceRegistrar {
+  explicit ReferenceRegistrar(ReferenceInfo info);
+};
+#define GDR_REGISTER_REFERENCE(var, ...) \
+  static ::gdr::ReferenceRegistrar var { ::gdr::ReferenceInfo{__VA_ARGS__} }
+
+// Shared by the timed loops: steady-clock seconds.
+double now_seconds();
+
+}  // namespace gdr

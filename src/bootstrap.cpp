@@ -1,0 +1,161 @@
+#include "bootstrap.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <thread>
+
+#include "errors.h"
+#include "signals.h"
+
+namespace gdr {
+namespace {
+
+std::string g_activity = "start-up";
+
+std::string local_hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown-host";
+  return buf;
+}
+
+void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char msg[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, msg, &len);
+  throw RunError(fmt::format("{} failed: {}", call, std::string(msg, len)));
+}
+
+}  // namespace
+
+void set_activity(std::string what) { g_activity = std::move(what); }
+const std::string& activity() { return g_activity; }
+
+Bootstrap::Bootstrap(int* argc, char*** argv, double timeout_s) : timeout_s_(timeout_s) {
+  int provided = 0;
+  int inited = 0;
+  MPI_Initialized(&inited);
+  if (!inited) check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  // Errors come back as codes so we can name the rank and call ourselves.
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+
+  MPI_Comm local;
+  check_mpi(MPI_Comm_split_type(comm_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+            "MPI_Comm_split_type");
+  MPI_Comm_rank(local, &local_rank_);
+  MPI_Comm_size(local, &local_size_);
+  MPI_Comm_free(&local);
+
+  std::string me = local_hostname();
+  hosts_.assign(size_, {});
+  hosts_[rank_] = me;  // so who() works while gathering
+  auto blobs = allgather(std::as_bytes(std::span(me.data(), me.size())));
+  for (int r = 0; r < size_; ++r)
+    hosts_[r].assign(reinterpret_cast<const char*>(blobs[r].data()), blobs[r].size());
+  int lr = local_rank_;
+  auto lrs = allgather(std::as_bytes(std::span(&lr, 1)));
+  local_ranks_.resize(size_);
+  for (int r = 0; r < size_; ++r) std::memcpy(&local_ranks_[r], lrs[r].data(), sizeof(int));
+}
+
+Bootstrap::~Bootstrap() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  MPI_Finalize();
+}
+
+std::string Bootstrap::who(int r) const {
+  if (r < 0 || r >= static_cast<int>(hosts_.size()) || hosts_[r].empty())
+    return fmt::format("rank {}", r);
+  return fmt::format("rank {} ({})", r, hosts_[r]);
+}
+
+void Bootstrap::wait(MPI_Request& req, const char* what) {
+  Deadline deadline(timeout_s_);
+  int done = 0;
+  for (unsigned spins = 0;; ++spins) {
+    int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) check_mpi(rc, what);
+    if (done) return;
+    if ((spins & 1023u) == 1023u) {
+      throw_if_interrupted();
+      if (deadline.expired())
+        throw TimeoutError(fmt::format(
+            "{}: timed out after {:g} s in {} during {}: some rank did not arrive (dead, hung or "
+            "still in an earlier step)",
+            me(), timeout_s_, what, activity()));
+      std::this_thread::yield();
+    }
+  }
+}
+
+std::vector<std::vector<std::byte>> Bootstrap::allgather(std::span<const std::byte> mine) {
+  int len = static_cast<int>(mine.size());
+  std::vector<int> lens(size_);
+  MPI_Request req;
+  check_mpi(MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm_, &req), "MPI_Iallgather");
+  wait(req, "MPI_Iallgather (lengths)");
+  std::vector<int> displs(size_, 0);
+  for (int r = 1; r < size_; ++r) displs[r] = displs[r - 1] + lens[r - 1];
+  std::vector<std::byte> all(static_cast<std::size_t>(displs[size_ - 1] + lens[size_ - 1]));
+  check_mpi(MPI_Iallgatherv(mine.data(), len, MPI_BYTE, all.data(), lens.data(), displs.data(),
+                            MPI_BYTE, comm_, &req),
+            "MPI_Iallgatherv");
+  wait(req, "MPI_Iallgatherv (endpoint blobs)");
+  std::vector<std::vector<std::byte>> out(size_);
+  for (int r = 0; r < size_; ++r)
+    out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + lens[r]);
+  return out;
+}
+
+std::vector<double> Bootstrap::gather_to_root(std::span<const double> mine) {
+  std::vector<double> all(rank_ == 0 ? mine.size() * size_ : 0);
+  MPI_Request req;
+  check_mpi(MPI_Igather(mine.data(), static_cast<int>(mine.size()), MPI_DOUBLE, all.data(),
+                        static_cast<int>(mine.size()), MPI_DOUBLE, 0, comm_, &req),
+            "MPI_Igather");
+  wait(req, "MPI_Igather (timings)");
+  return all;
+}
+
+std::string Bootstrap::broadcast(const std::string& from_root) {
+  int len = static_cast<int>(from_root.size());
+  MPI_Request req;
+  check_mpi(MPI_Ibcast(&len, 1, MPI_INT, 0, comm_, &req), "MPI_Ibcast");
+  wait(req, "MPI_Ibcast");
+  std::string out = rank_ == 0 ? from_root : std::string(len, '\0');
+  check_mpi(MPI_Ibcast(out.data(), len, MPI_CHAR, 0, comm_, &req), "MPI_Ibcast");
+  wait(req, "MPI_Ibcast");
+  return out;
+}
+
+int Bootstrap::allreduce_max(int value) {
+  int out = value;
+  MPI_Request req;
+  check_mpi(MPI_Iallreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_, &req), "MPI_Iallreduce");
+  wait(req, "MPI_Iallreduce");
+  return out;
+}
+
+void Bootstrap::barrier() {
+  MPI_Request req;
+  check_mpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
+  wait(req, "MPI_Ibarrier");
+}
+
+void Bootstrap::abort(const std::string& message, int code) {
+  std::fprintf(stderr, "gdrbench: %s\n", message.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+}  // namespace gdr

@@ -1,0 +1,188 @@
+#include "hdf5_sink.h"
+
+#include <fmt/format.h>
+#include <hdf5.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "errors.h"
+
+namespace gdr {
+namespace {
+
+// Small RAII for HDF5 ids.
+struct H5Id {
+  hid_t id;
+  herr_t (*close)(hid_t);
+  ~H5Id() { if (id >= 0) close(id); }
+  operator hid_t() const { return id; }
+};
+
+void check(herr_t rc, const char* call) {
+  if (rc < 0) throw RunError(fmt::format("rank 0: HDF5 {} failed", call));
+}
+
+void attr_str(hid_t obj, const char* name, const std::string& v) {
+  H5Id type{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id a{H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  const char* p = v.c_str();
+  check(H5Awrite(a, type, &p), "H5Awrite");
+}
+
+template <typename T>
+void attr_num(hid_t obj, const char* name, T v) {
+  hid_t type = std::is_floating_point_v<T> ? H5T_NATIVE_DOUBLE : H5T_NATIVE_INT64;
+  if (H5Aexists(obj, name) > 0) H5Adelete(obj, name);
+  H5Id space{H5Screate(H5S_SCALAR), H5Sclose};
+  H5Id a{H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT), H5Aclose};
+  if constexpr (std::is_floating_point_v<T>) {
+    double d = v;
+    check(H5Awrite(a, type, &d), "H5Awrite");
+  } else {
+    std::int64_t i = static_cast<std::int64_t>(v);
+    check(H5Awrite(a, type, &i), "H5Awrite");
+  }
+}
+
+void dataset_strings(hid_t parent, const char* name, const std::vector<std::string>& v) {
+  H5Id type{H5Tcopy(H5T_C_S1), H5Tclose};
+  H5Tset_size(type, H5T_VARIABLE);
+  H5Tset_cset(type, H5T_CSET_UTF8);
+  hsize_t n = v.size();
+  H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+  H5Id d{H5Dcreate2(parent, name, type, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+  std::vector<const char*> ptrs;
+  for (auto& s : v) ptrs.push_back(s.c_str());
+  check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dwrite");
+}
+
+class Hdf5Sink final : public ResultSink {
+ public:
+  Hdf5Sink(const std::string& path, bool force) : path_(path) {
+    if (std::string why = check_output_path(path, force); !why.empty()) throw UsageError(why);
+    file_ = H5Fcreate(path.c_str(), force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    if (file_ < 0) throw UsageError(fmt::format("--output {}: cannot create the HDF5 file", path));
+    cases_ = H5Gcreate2(file_, "cases", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  }
+  ~Hdf5Sink() override {
+    if (facts_ >= 0) H5Gclose(facts_);
+    if (cases_ >= 0) H5Gclose(cases_);
+    if (file_ >= 0) H5Fclose(file_);
+  }
+
+  void begin(const RunMetadata& m) override {
+    attr_num(file_, "schema_version", kSchemaVersion);
+    write_run_attrs(m);
+    H5Id ranks{H5Gcreate2(file_, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    dataset_strings(ranks, "host", m.hosts);
+    hsize_t n = m.local_ranks.size();
+    H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
+    H5Id d{H5Dcreate2(ranks, "local_rank", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                      H5P_DEFAULT),
+           H5Dclose};
+    check(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, m.local_ranks.data()),
+          "H5Dwrite");
+    H5Id env{H5Gcreate2(file_, "environment", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    for (auto& [k, v] : m.environment) attr_str(env, k.c_str(), v);
+    facts_ = H5Gcreate2(file_, "facts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+    add_facts(m);
+    flush();
+  }
+
+  void add(const CaseRecord& r) override {
+    std::string name = fmt::format("{:05d}", n_cases_++);
+    H5Id g{H5Gcreate2(cases_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    const CaseParams& c = r.params;
+    attr_str(g, "test", c.test);
+    attr_str(g, "transport", c.transport);
+    attr_num(g, "reference", c.reference ? 1 : 0);
+    attr_str(g, "mem", std::string(mem_name(c.mem)));
+    attr_str(g, "path", std::string(path_name(c.path)));
+    attr_str(g, "dtype", c.has_dtype ? std::string(dtype_name(c.dtype)) : "byte");
+    attr_str(g, "op", c.has_dtype ? std::string(op_name(c.op)) : "none");
+    attr_num(g, "ranks", r.ranks);
+    attr_num(g, "bytes", c.bytes);
+    attr_num(g, "count", c.count);
+    attr_num(g, "iters", c.iters);
+    attr_num(g, "warmup", c.warmup);
+    attr_num(g, "check", c.check ? 1 : 0);
+    attr_num(g, "src", c.src);
+    attr_num(g, "dst", c.dst);
+    attr_num(g, "window", c.window);
+    attr_num(g, "chunk_bytes", c.chunk_bytes);
+    attr_num(g, "wrong", r.wrong);
+    attr_num(g, "time_us_mean", r.slowest.mean * 1e6);
+    attr_num(g, "time_us_min", r.slowest.min * 1e6);
+    attr_num(g, "time_us_max", r.slowest.max * 1e6);
+    attr_num(g, "time_us_median", r.slowest.median * 1e6);
+    attr_num(g, "algbw_gbps", r.algbw_gbps);
+    attr_num(g, "busbw_gbps", r.busbw_gbps);
+    hsize_t dims[2] = {static_cast<hsize_t>(r.ranks), static_cast<hsize_t>(c.iters)};
+    H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
+    H5Id d{H5Dcreate2(g, "times", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+           H5Dclose};
+    check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "H5Dwrite");
+    attr_str(d, "units", "seconds");
+    attr_num(file_, "cases_completed", n_cases_);
+    flush();
+  }
+
+  void end(const RunMetadata& m) override {
+    write_run_attrs(m);
+    add_facts(m);
+    flush();
+  }
+
+ private:
+  void write_run_attrs(const RunMetadata& m) {
+    attr_str(file_, "gdrbench_version", m.version);
+    attr_str(file_, "git_commit", m.git_commit);
+    attr_str(file_, "command_line", m.command_line);
+    attr_str(file_, "start_utc", m.start_utc);
+    attr_str(file_, "end_utc", m.end_utc);
+    attr_str(file_, "status", m.status);
+    attr_str(file_, "error", m.error);
+    attr_num(file_, "ranks", m.ranks);
+    attr_num(file_, "cases_completed", n_cases_);
+  }
+  void add_facts(const RunMetadata& m) {
+    for (auto& [k, v] : m.facts) attr_str(facts_, k.c_str(), v);
+  }
+  // A case is on disk before the next one starts: a run that dies keeps it.
+  void flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "H5Fflush"); }
+
+  std::string path_;
+  hid_t file_ = -1, cases_ = -1, facts_ = -1;
+  int n_cases_ = 0;
+};
+
+}  // namespace
+
+std::string check_output_path(const std::string& path, bool force) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(path, ec) && !force)
+    return fmt::format("--output {}: file exists; pass --force to overwrite it", path);
+  fs::path dir = fs::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (!fs::is_directory(dir, ec))
+    return fmt::format("--output {}: folder {} does not exist", path, dir.string());
+  if (access(dir.c_str(), W_OK) != 0)
+    return fmt::format("--output {}: folder {} is not writable ({})", path, dir.string(),
+                       std::strerror(errno));
+  return {};
+}
+
+std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // we report errors ourselves
+  return std::make_unique<Hdf5Sink>(path, force);
+}
+
+}  // namespace gdr

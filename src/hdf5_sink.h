@@ -1,0 +1,21 @@
+// The HDF5 result file (schema in results/README.md). Rank 0 owns it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "results.h"
+
+namespace gdr {
+
+inline constexpr int kSchemaVersion = 1;
+
+// Creates `path` (refusing to replace an existing file unless `force`).
+// Throws UsageError when it exists or cannot be created.
+std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force);
+
+// Checks up front, on rank 0, that `path` can be written: "" when fine,
+// else the problem in one line.
+std::string check_output_path(const std::string& path, bool force);
+
+}  // namespace gdr

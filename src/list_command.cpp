@@ -1,0 +1,37 @@
+// `gdrbench list`: what is built in, and what is usable on this machine.
+#include <fmt/format.h>
+
+#include "collectives/test.h"
+#include "commands.h"
+#include "memory.h"
+#include "transports/transport.h"
+
+namespace gdr {
+namespace {
+std::string status(const std::string& why) { return why.empty() ? "usable" : "not usable: " + why; }
+}  // namespace
+
+int list_command() {
+  fmt::print("transports:\n");
+  for (auto& t : transport_registry())
+    fmt::print("  {:<8} {:<60} {}\n", t.name, t.description, status(t.unavailable_reason()));
+  fmt::print("memory kinds:\n");
+  for (MemKind k : {MemKind::host, MemKind::cuda}) {
+    MemoryOps* ops = memory_ops(k);
+    fmt::print("  {:<8} {}\n", mem_name(k),
+               ops ? status(ops->unavailable_reason()) : "not built into this gdrbench");
+  }
+  fmt::print("paths (device memory):\n");
+  fmt::print("  {:<8} {}\n", "direct", "built in: the transport moves device memory itself");
+  fmt::print("  {:<8} {}\n", "staged",
+             staging_factory() ? "built in: device -> pinned host -> wire -> pinned host -> device"
+                               : "not built into this gdrbench");
+  fmt::print("tests:\n");
+  for (auto& t : test_registry())
+    fmt::print("  {:<10} {}\n", t.name, t.point_to_point ? "point-to-point" : "collective");
+  fmt::print("references (library collectives run beside ours):\n");
+  for (auto& r : reference_registry()) fmt::print("  {:<8} beside {}\n", r.name, r.test);
+  return 0;
+}
+
+}  // namespace gdr

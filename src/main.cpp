@@ -1,0 +1,33 @@
+// gdrbench: one binary, subcommands. CLI11 parses; each subcommand lives in
+// its own file.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "commands.h"
+#include "errors.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gdrbench: GPUDirect RDMA, UCX and host-staged communication benchmarks"};
+  app.set_version_flag("--version", fmt::format("gdrbench {} ({})", GDR_VERSION, GDR_GIT_COMMIT));
+  app.require_subcommand(1);
+  gdr::RunArgs run_args;
+  CLI::App* run = app.add_subcommand("run", "run a benchmark sweep (launch with mpirun or srun)");
+  gdr::add_run_options(*run, run_args);
+  CLI::App* list =
+      app.add_subcommand("list", "show the transports, memory kinds and tests built in, and usable");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    gdr::usage_error_line(fmt::format("{} (see gdrbench --help)", e.what()));
+    return gdr::kExitUsage;
+  }
+  if (run->parsed()) return gdr::run_command(run_args, argc, argv);
+  if (list->parsed()) return gdr::list_command();
+  return gdr::kExitUsage;
+}

@@ -1,0 +1,91 @@
+// The host memory kind: page-aligned malloc and the reduction loops.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include "errors.h"
+#include "exact_inputs.h"
+#include "host_reduce.h"
+#include "memory.h"
+
+namespace gdr::host {
+
+void reduce(void* dst, const void* src, std::size_t count, DType t, Op op) {
+  dispatch(t, [&]<DType T>() {
+    using V = typename Elem<T>::type;
+    auto* d = static_cast<V*>(dst);
+    auto* s = static_cast<const V*>(src);
+    switch (op) {
+      case Op::sum: reduce_loop<Op::sum>(d, s, count); break;
+      case Op::prod: reduce_loop<Op::prod>(d, s, count); break;
+      case Op::min: reduce_loop<Op::min>(d, s, count); break;
+      case Op::max: reduce_loop<Op::max>(d, s, count); break;
+    }
+  });
+}
+
+void fill_input(void* dst, std::size_t count, DType t, Op op, int rank, int it) {
+  dispatch(t, [&]<DType T>() {
+    using V = typename Elem<T>::type;
+    V table[exact::kPeriod];
+    for (int p = 0; p < exact::kPeriod; ++p)
+      table[p] = from_double<V>(exact::input_at_phase(static_cast<int>(op), p, rank));
+    auto* d = static_cast<V*>(dst);
+    for (std::size_t i = 0; i < count; ++i) d[i] = table[exact::phase(i, it)];
+  });
+}
+
+std::uint64_t count_wrong(const void* buf, std::size_t count, DType t, Op op, int nranks, int it) {
+  return dispatch(t, [&]<DType T>() -> std::uint64_t {
+    using V = typename Elem<T>::type;
+    double table[exact::kPeriod];
+    for (int p = 0; p < exact::kPeriod; ++p)
+      table[p] = exact::expected_at_phase(static_cast<int>(op), p, nranks);
+    auto* b = static_cast<const V*>(buf);
+    std::uint64_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      wrong += to_double(b[i]) != table[exact::phase(i, it)];
+    return wrong;
+  });
+}
+
+namespace {
+
+class HostMemory final : public MemoryOps {
+ public:
+  MemKind kind() const override { return MemKind::host; }
+  std::string unavailable_reason() const override { return {}; }
+  Buffer alloc(std::size_t bytes) override {
+    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
+    void* p = std::aligned_alloc(4096, rounded);
+    if (!p)
+      throw RunError(fmt::format("cannot allocate {} B of host memory (aligned_alloc failed)", bytes));
+    std::memset(p, 0, rounded);  // touch every page now, not inside a timed loop
+    return Buffer{p, bytes, MemKind::host, -1, -1, 0};
+  }
+  void free(Buffer& b) override {
+    std::free(b.ptr);
+    b.ptr = nullptr;
+  }
+  void copy(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
+  void to_host(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
+  void from_host(void* dst, const void* src, std::size_t n) override { std::memcpy(dst, src, n); }
+  void reduce(void* dst, const void* src, std::size_t count, DType t, Op op) override {
+    host::reduce(dst, src, count, t, op);
+  }
+  void fill_input(void* dst, std::size_t count, DType t, Op op, int rank, int it) override {
+    host::fill_input(dst, count, t, op, rank, it);
+  }
+  std::uint64_t count_wrong(const void* buf, std::size_t count, DType t, Op op, int nranks,
+                            int it) override {
+    return host::count_wrong(buf, count, t, op, nranks, it);
+  }
+  void sync() override {}
+};
+
+HostMemory g_host;
+[[maybe_unused]] const bool g_registered = (register_memory_ops(MemKind::host, &g_host), true);
+
+}  // namespace
+}  // namespace gdr::host

@@ -1,0 +1,158 @@
+#include "options.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <set>
+
+#include "collectives/test.h"
+#include "errors.h"
+#include "sizes.h"
+
+namespace gdr {
+
+std::vector<std::string> split_list(const std::string& s) {
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  while (start <= s.size()) {
+    std::size_t end = s.find(',', start);
+    if (end == std::string::npos) end = s.size();
+    std::string item = s.substr(start, end - start);
+    if (!item.empty() && std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
+    start = end + 1;
+  }
+  return out;
+}
+
+void add_run_options(CLI::App& sub, RunArgs& a) {
+  sub.add_option("-t,--test", a.tests, "tests, comma list: allreduce, latency, bw, bibw")
+      ->capture_default_str();
+  sub.add_option("-T,--transport", a.transports,
+                 "transports, comma list (default: every one built in and usable here)");
+  sub.add_option("-m,--mem", a.mems, "memory kinds, comma list: host, cuda")->capture_default_str();
+  sub.add_option("--path", a.paths, "device-memory paths, comma list: direct, staged")
+      ->capture_default_str();
+  sub.add_option("-b,--minbytes", a.minbytes, "smallest message (K/M/G = powers of 1024)")
+      ->capture_default_str();
+  sub.add_option("-e,--maxbytes", a.maxbytes, "largest message")->capture_default_str();
+  sub.add_option("-f,--stepfactor", a.stepfactor, "size multiplier between cases (>= 2)")
+      ->capture_default_str();
+  sub.add_option("-n,--iters", a.iters, "timed iterations per case")->capture_default_str();
+  sub.add_option("-w,--warmup", a.warmup, "untimed warm-up iterations per case")
+      ->capture_default_str();
+  sub.add_option("-d,--datatype", a.datatypes,
+                 "allreduce datatypes, comma list: float, double, int32, int64, half, bfloat16")
+      ->capture_default_str();
+  sub.add_option("-o,--op", a.ops, "allreduce ops, comma list: sum, prod, min, max")
+      ->capture_default_str();
+  sub.add_option("-c,--check", a.check, "verify every allreduce iteration (0/1)")
+      ->capture_default_str();
+  sub.add_option("--reference", a.references,
+                 "library collectives to run beside ours, comma list: mpi (or 'none')")
+      ->capture_default_str();
+  sub.add_option("--output", a.output,
+                 "HDF5 result file (default results/<UTC time>_<host>_<np>r.h5)");
+  sub.add_flag("--force", a.force, "overwrite an existing --output file");
+  sub.add_option("--json", a.json, "also write the table as JSON Lines to this file");
+  sub.add_option("--timeout", a.timeout, "longest any single wait may take, seconds")
+      ->capture_default_str();
+  sub.add_option("--pairs", a.pairs,
+                 "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
+  sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration")
+      ->capture_default_str();
+  sub.add_option("--chunk", a.chunk, "ring allreduce pipeline chunk size")->capture_default_str();
+  sub.add_option("--device", a.device, "CUDA device for every rank (default: local rank mod count)");
+}
+
+namespace {
+
+template <typename T, typename F>
+std::vector<T> parse_list(const std::string& text, const char* option, F parse) {
+  std::vector<T> out;
+  for (const std::string& s : split_list(text)) out.push_back(parse(s));
+  if (out.empty()) throw UsageError(fmt::format("{} needs at least one value", option));
+  return out;
+}
+
+std::vector<std::string> checked_names(const std::string& text, const char* option,
+                                       const std::vector<std::string>& known) {
+  return parse_list<std::string>(text, option, [&](const std::string& s) {
+    if (std::find(known.begin(), known.end(), s) == known.end())
+      throw UsageError(fmt::format("{}: unknown value '{}' (use {})", option, s,
+                                   fmt::join(known, ", ")));
+    return s;
+  });
+}
+
+std::vector<std::string> names_of_tests() {
+  std::vector<std::string> v;
+  for (auto& t : test_registry()) v.push_back(t.name);
+  return v;
+}
+
+std::vector<std::string> default_transports() {
+  std::vector<std::string> v;
+  for (auto& t : transport_registry())
+    if (t.unavailable_reason().empty()) v.push_back(t.name);
+  return v;
+}
+
+}  // namespace
+
+RunOptions validate(const RunArgs& a) {
+  RunOptions o;
+  o.tests = checked_names(a.tests, "--test", names_of_tests());
+  std::vector<std::string> known_transports;
+  for (auto& t : transport_registry()) known_transports.push_back(t.name);
+  o.transports_defaulted = a.transports.empty();
+  o.transports = o.transports_defaulted ? default_transports()
+                                        : checked_names(a.transports, "--transport", known_transports);
+  if (o.transports.empty()) throw UsageError("no transport is usable here (see `gdrbench list`)");
+  o.mems = parse_list<MemKind>(a.mems, "--mem", parse_mem);
+  o.paths = parse_list<Path>(a.paths, "--path", parse_path);
+  std::size_t lo = parse_size(a.minbytes, "--minbytes");
+  std::size_t hi = parse_size(a.maxbytes, "--maxbytes");
+  o.sizes = size_sweep(lo, hi, a.stepfactor);
+  if (a.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", a.iters));
+  if (a.warmup < 0) throw UsageError(fmt::format("--warmup {} must be 0 or more", a.warmup));
+  o.iters = a.iters;
+  o.warmup = a.warmup;
+  o.dtypes = parse_list<DType>(a.datatypes, "--datatype", parse_dtype);
+  o.ops = parse_list<Op>(a.ops, "--op", parse_op);
+  if (a.check != 0 && a.check != 1) throw UsageError(fmt::format("--check {} must be 0 or 1", a.check));
+  o.check = a.check == 1;
+  if (a.references != "none") {
+    std::vector<std::string> known;
+    for (auto& r : reference_registry()) known.push_back(r.name);
+    o.references = checked_names(a.references, "--reference", known);
+  }
+  if (!(a.timeout > 0)) throw UsageError(fmt::format("--timeout {} must be positive", a.timeout));
+  o.timeout = a.timeout;
+  if (a.pairs.empty()) o.pairs = Pairs::fixed;
+  else if (a.pairs == "ring") o.pairs = Pairs::ring;
+  else if (a.pairs == "all") o.pairs = Pairs::all;
+  else throw UsageError(fmt::format("--pairs: unknown value '{}' (use ring, all)", a.pairs));
+  if (a.window < 1) throw UsageError(fmt::format("--window {} must be at least 1", a.window));
+  o.window = a.window;
+  o.chunk_bytes = parse_size(a.chunk, "--chunk");
+  if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
+  o.device = a.device;
+  o.output = a.output;
+  o.json = a.json;
+  o.force = a.force;
+  for (MemKind m : o.mems)
+    if (MemoryOps* ops = memory_ops(m); !ops)
+      throw UsageError(fmt::format("-m {}: this gdrbench was built without {} memory support",
+                                   mem_name(m), mem_name(m)));
+  return o;
+}
+
+void validate_for_ranks(const RunOptions& o, int ranks) {
+  for (const std::string& t : o.tests)
+    if (find_test(t)->point_to_point && ranks < 2)
+      throw UsageError(fmt::format(
+          "test '{}' needs at least 2 ranks (launched with {}); use mpirun -np 2 or more", t, ranks));
+}
+
+}  // namespace gdr

@@ -1,0 +1,68 @@
+// `gdrbench run` options: parsed by CLI11, validated here into typed values.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "datatype.h"
+#include "memory.h"
+#include "transports/transport.h"
+
+namespace gdr {
+
+enum class Pairs { fixed, ring, all };
+
+// What the user typed, before validation.
+struct RunArgs {
+  std::string tests = "allreduce,latency,bw";
+  std::string transports;  // empty: every transport built in and usable here
+  std::string mems = "host";
+  std::string paths = "direct,staged";
+  std::string minbytes = "8", maxbytes = "64M";
+  double stepfactor = 2;
+  int iters = 20, warmup = 5;
+  std::string datatypes = "float", ops = "sum";
+  int check = 1;
+  std::string references = "mpi";
+  std::string output, json;
+  bool force = false;
+  double timeout = 60;
+  std::string pairs;
+  int window = 64;
+  std::string chunk = "1M";
+  int device = -1;
+};
+
+// Validated, typed options.
+struct RunOptions {
+  std::vector<std::string> tests, transports, references;
+  bool transports_defaulted = false;
+  std::vector<MemKind> mems;
+  std::vector<Path> paths;
+  std::vector<std::size_t> sizes;
+  std::vector<DType> dtypes;
+  std::vector<Op> ops;
+  int iters = 20, warmup = 5;
+  bool check = true;
+  std::string output, json;
+  bool force = false;
+  double timeout = 60;
+  Pairs pairs = Pairs::fixed;
+  int window = 64;
+  std::size_t chunk_bytes = 1 << 20;
+  int device = -1;
+};
+
+// Adds the `run` options to `sub`, writing into `args`.
+void add_run_options(CLI::App& sub, RunArgs& args);
+// Throws UsageError naming the first problem. Needs no MPI.
+RunOptions validate(const RunArgs& args);
+// Checks that need the rank count (p2p with one rank). Throws UsageError.
+void validate_for_ranks(const RunOptions& o, int ranks);
+
+std::vector<std::string> split_list(const std::string& s);
+
+}  // namespace gdr

@@ -1,0 +1,136 @@
+// `gdrbench run`: validate, start MPI, open the result sinks, sweep, close.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "bootstrap.h"
+#include "commands.h"
+#include "errors.h"
+#include "hdf5_sink.h"
+#include "metadata.h"
+#include "runner.h"
+#include "signals.h"
+
+extern char** environ;
+
+namespace gdr {
+
+int launcher_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  return 0;
+}
+
+void usage_error_line(const std::string& message) {
+  if (launcher_rank() == 0) fmt::print(stderr, "gdrbench: {}\n", message);
+}
+
+namespace {
+
+std::string default_output(const Bootstrap& boot) {
+  std::error_code ec;
+  std::filesystem::create_directories("results", ec);
+  return fmt::format("results/{}_{}_{}r.h5", utc_now(true), boot.host(), boot.size());
+}
+
+RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
+  RunMetadata m;
+  m.command_line = join_command_line(argc, argv);
+  m.version = GDR_VERSION;
+  m.git_commit = GDR_GIT_COMMIT;
+  m.start_utc = utc_now();
+  m.ranks = boot.size();
+  m.hosts = boot.hosts();
+  m.local_ranks = boot.local_ranks();
+  m.environment = captured_environment(environ);
+  char v[MPI_MAX_LIBRARY_VERSION_STRING];
+  int len = 0;
+  MPI_Get_library_version(v, &len);
+  m.facts.emplace_back("mpi.library", std::string(v, len));
+  return m;
+}
+
+// Opens the sinks on rank 0; every rank learns whether that worked.
+std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string& output,
+                       std::vector<std::unique_ptr<ResultSink>>& sinks) {
+  std::string err;
+  if (boot.rank() == 0) {
+    try {
+      sinks.push_back(make_table_sink());
+      sinks.push_back(make_hdf5_sink(output, opt.force));
+      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json));
+    } catch (const UsageError& e) {
+      err = e.what();
+      sinks.clear();
+    }
+  }
+  return boot.broadcast(err);
+}
+
+void finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta,
+            const std::string& status, const std::string& error) {
+  meta.status = status;
+  meta.error = error;
+  meta.end_utc = utc_now();
+  for (auto& s : sinks) s->end(meta);
+  sinks.clear();  // closes the HDF5 file
+}
+
+}  // namespace
+
+int run_command(const RunArgs& args, int argc, char** argv) {
+  RunOptions opt;
+  try {
+    opt = validate(args);
+  } catch (const UsageError& e) {
+    usage_error_line(e.what());
+    return kExitUsage;
+  }
+  Bootstrap boot(&argc, &argv, opt.timeout);
+  install_signal_handlers();
+  try {
+    validate_for_ranks(opt, boot.size());
+  } catch (const UsageError& e) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
+    return kExitUsage;
+  }
+  std::string output = opt.output.empty() ? default_output(boot) : opt.output;
+  output = boot.broadcast(output);  // one name, chosen by rank 0's clock
+  std::vector<std::unique_ptr<ResultSink>> sinks;
+  if (std::string err = open_sinks(boot, opt, output, sinks); !err.empty()) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", err);
+    return kExitUsage;
+  }
+  RunMetadata meta = start_metadata(boot, argc, argv);
+  for (auto& s : sinks) s->begin(meta);
+  SweepTotals totals;
+  try {
+    totals = run_sweep(boot, opt, sinks, meta);
+  } catch (const UsageError& e) {
+    finish(sinks, meta, "failed", e.what());
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
+    return kExitUsage;
+  } catch (const InterruptedError& e) {
+    finish(sinks, meta, "interrupted", e.what());
+    fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), output);
+    std::fflush(nullptr);
+    std::_Exit(128 + interrupt_signal());
+  } catch (const std::exception& e) {
+    // Other ranks may be blocked in a wait: record, then end the whole job.
+    finish(sinks, meta, "failed", e.what());
+    boot.abort(fmt::format("{}{}", e.what(),
+                           boot.rank() == 0 ? fmt::format("; results so far kept in {}", output) : ""),
+               kExitRuntime);
+  }
+  finish(sinks, meta, "complete", "");
+  if (boot.rank() == 0) {
+    fmt::print("# results: {}{}\n", output, opt.json.empty() ? "" : " and " + opt.json);
+    if (totals.wrong)
+      fmt::print(stderr, "gdrbench: {} wrong elements: results are NOT correct\n", totals.wrong);
+  }
+  return totals.wrong ? kExitWrongResults : 0;
+}
+
+}  // namespace gdr

@@ -1,0 +1,241 @@
+#include "runner.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <map>
+#include <set>
+
+#include "errors.h"
+#include "progress.h"
+#include "signals.h"
+
+namespace gdr {
+namespace {
+
+// One way of running a test in one (mem, path): our test over a transport,
+// or a library's reference collective.
+struct LaneKey {
+  std::string test, name;
+  bool reference;
+  MemKind mem;
+  Path path;
+  auto operator<=>(const LaneKey&) const = default;
+};
+
+struct Lane {
+  std::unique_ptr<Test> test;
+  Transport* transport = nullptr;
+  std::string dead;  // why this lane cannot run, once it failed to start
+};
+
+struct Planned {
+  LaneKey key;
+  CaseParams params;
+};
+
+std::vector<std::pair<int, int>> pairs_for(Pairs p, int n) {
+  std::vector<std::pair<int, int>> out;
+  if (p == Pairs::fixed) return {{0, n / 2}};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j)
+      if (i != j && (p == Pairs::all || j == (i + 1) % n)) out.emplace_back(i, j);
+  return out;
+}
+
+std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
+  std::set<int> peers;
+  for (auto& name : o.tests) {
+    if (!find_test(name)->point_to_point) {
+      if (n > 1) peers.insert({(me + 1) % n, (me + n - 1) % n});
+      continue;
+    }
+    for (auto [a, b] : pairs_for(o.pairs, n)) {
+      if (a == me) peers.insert(b);
+      if (b == me) peers.insert(a);
+    }
+  }
+  return {peers.begin(), peers.end()};
+}
+
+CaseParams base_params(const RunOptions& o, const std::string& test, MemKind mem, Path path) {
+  CaseParams c;
+  c.test = test;
+  c.mem = mem;
+  c.path = path;
+  c.iters = o.iters;
+  c.warmup = o.warmup;
+  c.check = o.check;
+  c.window = o.window;
+  c.chunk_bytes = o.chunk_bytes;
+  return c;
+}
+
+// Every case of the run, in the order it will execute, with skip notes.
+std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& notes) {
+  std::vector<Planned> out;
+  std::set<std::string> noted;
+  auto note = [&](std::string s) { if (noted.insert(s).second) notes.push_back(std::move(s)); };
+  for (auto& test : o.tests) {
+    const TestInfo& ti = *find_test(test);
+    for (MemKind mem : o.mems) {
+      std::vector<Path> paths = mem == MemKind::host ? std::vector<Path>{Path::direct} : o.paths;
+      for (Path path : paths) {
+        std::vector<std::pair<DType, Op>> kinds;
+        if (ti.point_to_point) kinds.emplace_back(DType::f32, Op::sum);
+        else for (DType d : o.dtypes) for (Op op : o.ops) kinds.emplace_back(d, op);
+        for (auto [dtype, op] : kinds)
+          for (std::size_t bytes : o.sizes) {
+            CaseParams c = base_params(o, test, mem, path);
+            c.has_dtype = !ti.point_to_point;
+            c.dtype = dtype;
+            c.op = op;
+            std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
+            c.count = bytes / unit;
+            c.bytes = c.count * unit;
+            if (c.count == 0) {
+              note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
+              continue;
+            }
+            auto pairs = ti.point_to_point ? pairs_for(o.pairs, n) : std::vector<std::pair<int, int>>{{-1, -1}};
+            for (auto [src, dst] : pairs) {
+              c.src = src;
+              c.dst = dst;
+              for (auto& t : o.transports) {
+                c.transport = t;
+                c.reference = false;
+                out.push_back({{test, t, false, mem, path}, c});
+              }
+              for (auto& rname : o.references) {
+                const ReferenceInfo* ref = find_reference(rname);
+                if (ref->test != test) {
+                  note(fmt::format("reference '{}' applies to {} only: skipped for {}", rname, ref->test, test));
+                  continue;
+                }
+                c.transport = rname;
+                c.reference = true;
+                if (std::string why = ref->cannot_run(c); !why.empty()) {
+                  note(fmt::format("reference '{}' skipped for {} {} {}: {}", rname, mem_name(mem),
+                                   dtype_name(dtype), op_name(op), why));
+                  continue;
+                }
+                out.push_back({{test, rname, true, mem, path}, c});
+              }
+            }
+          }
+      }
+    }
+  }
+  return out;
+}
+
+class Sweep {
+ public:
+  Sweep(Bootstrap& boot, const RunOptions& o, std::vector<std::unique_ptr<ResultSink>>& sinks,
+        RunMetadata& meta)
+      : boot_(boot), opt_(o), sinks_(sinks), meta_(meta),
+        peers_(needed_peers(o, boot.size(), boot.rank())) {}
+
+  SweepTotals run() {
+    std::vector<std::string> notes;
+    std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
+    for (auto& n : notes) for (auto& s : sinks_) s->note(n);
+    Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
+    SweepTotals totals;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      throw_if_interrupted();
+      Lane& lane = lane_for(cases[i].key);
+      if (!lane.dead.empty()) continue;
+      CaseRecord rec = run_case(lane, cases[i].params);
+      totals.cases++;
+      totals.wrong += rec.wrong;
+      progress.clear();
+      for (auto& s : sinks_) s->add(rec);
+      progress.step(i + 1);
+    }
+    progress.clear();
+    return totals;
+  }
+
+ private:
+  Lane& lane_for(const LaneKey& key) {
+    auto it = lanes_.find(key);
+    if (it != lanes_.end()) return it->second;
+    Lane& lane = lanes_[key];
+    set_activity(fmt::format("setting up {} over {} ({} memory, {})", key.test, key.name,
+                             mem_name(key.mem), path_name(key.path)));
+    std::string err;
+    try {
+      lane.transport = key.reference ? nullptr : transport(key);
+      lane.test = key.reference ? find_reference(key.name)->create() : find_test(key.test)->create();
+    } catch (const UsageError& e) {
+      err = e.what();
+    }
+    // Every rank must agree before the collective prepare step.
+    if (boot_.allreduce_max(err.empty() ? 0 : 1)) {
+      if (err.empty()) err = "it failed on another rank";
+      if (!opt_.transports_defaulted || key.reference) throw UsageError(err);
+      lane.dead = err;
+      for (auto& s : sinks_) s->note(fmt::format("{}: skipped ({})", key.name, err));
+      return lane;
+    }
+    TestEnv env{boot_, lane.transport, *memory_ops(key.mem)};
+    lane.test->prepare(env, max_bytes());
+    return lane;
+  }
+
+  Transport* transport(const LaneKey& key) {
+    auto tkey = std::make_tuple(key.name, key.mem, key.path);
+    auto it = transports_.find(tkey);
+    if (it != transports_.end()) return it->second.get();
+    auto t = make_transport(key.name, boot_, key.mem, key.path);
+    t->connect(peers_);
+    for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
+    return (transports_[tkey] = std::move(t)).get();
+  }
+
+  std::size_t max_bytes() const { return opt_.sizes.back(); }
+
+  CaseRecord run_case(Lane& lane, const CaseParams& c) {
+    set_activity(fmt::format("{} over {} ({} {}, {} {}, {} B{})", c.test, c.transport,
+                             mem_name(c.mem), path_name(c.path),
+                             c.has_dtype ? dtype_name(c.dtype) : "byte",
+                             c.has_dtype ? op_name(c.op) : "", c.bytes,
+                             c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst) : ""));
+    TestEnv env{boot_, lane.transport, *memory_ops(c.mem)};
+    CaseOutcome out = lane.test->run(env, c);
+    out.times.resize(c.iters, std::numeric_limits<double>::quiet_NaN());
+    // One gather carries the times and, last, this rank's wrong count.
+    out.times.push_back(static_cast<double>(out.wrong));
+    std::vector<double> all = boot_.gather_to_root(out.times);
+    CaseRecord rec;
+    rec.params = c;
+    rec.ranks = boot_.size();
+    if (boot_.rank() != 0) return rec;
+    const std::size_t row = c.iters + 1;
+    for (int r = 0; r < rec.ranks; ++r) {
+      rec.times.insert(rec.times.end(), all.begin() + r * row, all.begin() + r * row + c.iters);
+      rec.wrong += static_cast<std::uint64_t>(all[r * row + c.iters]);
+    }
+    const TestInfo& ti = *find_test(c.test);
+    summarize_record(rec, ti.algbw_bytes(c), ti.busbw_factor(rec.ranks));
+    return rec;
+  }
+
+  Bootstrap& boot_;
+  const RunOptions& opt_;
+  std::vector<std::unique_ptr<ResultSink>>& sinks_;
+  RunMetadata& meta_;
+  std::vector<int> peers_;
+  std::map<LaneKey, Lane> lanes_;
+  std::map<std::tuple<std::string, MemKind, Path>, std::unique_ptr<Transport>> transports_;
+};
+
+}  // namespace
+
+SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
+                      std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta) {
+  return Sweep(boot, opt, sinks, meta).run();
+}
+
+}  // namespace gdr

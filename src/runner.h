@@ -1,0 +1,25 @@
+// The sweep: the Cartesian product test x mem x path x dtype x op x size x
+// pair x (transport | reference), run case by case, each case gathered to
+// rank 0 and handed to the result sinks as soon as it finishes.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "bootstrap.h"
+#include "options.h"
+#include "results.h"
+
+namespace gdr {
+
+struct SweepTotals {
+  int cases = 0;
+  std::uint64_t wrong = 0;
+};
+
+// `sinks` is empty on ranks other than 0. Throws UsageError when a requested
+// transport cannot run here, RunError/TimeoutError when a case fails.
+SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
+                      std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta);
+
+}  // namespace gdr

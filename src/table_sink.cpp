@@ -1,0 +1,68 @@
+// The stdout table, nccl-tests style, one row as each case finishes.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+
+#include "results.h"
+#include "stats.h"
+
+namespace gdr {
+
+void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {
+  std::vector<double> slow = slowest_per_iteration(r.times, r.ranks, r.params.iters);
+  r.slowest = summarize(slow);
+  r.algbw_gbps = r.slowest.mean > 0 ? algbw_bytes / r.slowest.mean / 1e9 : 0.0;
+  r.busbw_gbps = r.algbw_gbps * busbw_factor;
+}
+
+namespace {
+
+class TableSink final : public ResultSink {
+ public:
+  void begin(const RunMetadata& m) override {
+    fmt::print("# gdrbench {} ({}), {} ranks on {}\n", m.version, m.git_commit, m.ranks,
+               host_summary(m));
+    fmt::print("# time: mean over iterations of the slowest rank's time (latency: one way); "
+               "GB/s = 1e9 B/s\n");
+    fmt::print("#{:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11} {:>10} {:>10} {:>8} "
+               "{:>8} {:>7}\n",
+               "size(B)", "count", "type", "op", "test", "transport", "mem", "path", "time(us)",
+               "min(us)", "max(us)", "algbw", "busbw", "#wrong");
+    std::fflush(stdout);
+  }
+  void add(const CaseRecord& r) override {
+    const CaseParams& c = r.params;
+    std::string transport = c.reference ? c.transport + "*" : c.transport;
+    std::string test = c.src >= 0 ? fmt::format("{}:{}>{}", c.test, c.src, c.dst) : c.test;
+    fmt::print(" {:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11.2f} {:>10.2f} {:>10.2f} "
+               "{:>8.2f} {:>8.2f} {:>7}\n",
+               c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
+               c.has_dtype ? op_name(c.op) : "-", test, transport, mem_name(c.mem),
+               path_name(c.path), r.slowest.mean * 1e6, r.slowest.min * 1e6, r.slowest.max * 1e6,
+               r.algbw_gbps, r.busbw_gbps, c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-");
+    std::fflush(stdout);
+  }
+  void note(const std::string& n) override {
+    fmt::print("# note: {}\n", n);
+    std::fflush(stdout);
+  }
+  void end(const RunMetadata& m) override {
+    fmt::print("# {} run ({} ranks); '*' marks a library's own collective (reference row)\n",
+               m.status, m.ranks);
+  }
+
+ private:
+  static std::string host_summary(const RunMetadata& m) {
+    std::vector<std::string> uniq;
+    for (auto& h : m.hosts)
+      if (std::find(uniq.begin(), uniq.end(), h) == uniq.end()) uniq.push_back(h);
+    return uniq.size() == 1 ? uniq[0] : fmt::format("{} hosts", uniq.size());
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<ResultSink> make_table_sink() { return std::make_unique<TableSink>(); }
+
+}  // namespace gdr

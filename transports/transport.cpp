@@ -1,0 +1,92 @@
+#include "transport.h"
+
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "src/bootstrap.h"
+#include "src/errors.h"
+#include "src/signals.h"
+
+namespace gdr {
+
+std::string_view path_name(Path p) { return p == Path::direct ? "direct" : "staged"; }
+
+Path parse_path(std::string_view s) {
+  if (s == "direct") return Path::direct;
+  if (s == "staged") return Path::staged;
+  throw UsageError(fmt::format("unknown path '{}' (use direct, staged)", s));
+}
+
+std::vector<TransportInfo>& transport_registry() {
+  static std::vector<TransportInfo> r;
+  return r;
+}
+
+const TransportInfo* find_transport(std::string_view name) {
+  for (auto& t : transport_registry())
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+TransportRegistrar::TransportRegistrar(TransportInfo info) {
+  transport_registry().push_back(std::move(info));
+}
+
+void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot) {
+  std::vector<char> done(reqs.size(), 0);
+  std::size_t left = reqs.size();
+  Deadline deadline(boot.timeout());
+  for (unsigned spins = 0; left > 0; ++spins) {
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+      if (!done[i] && t.test(reqs[i])) {
+        done[i] = 1;
+        --left;
+      }
+    if (left == 0 || (spins & 255u) != 255u) continue;
+    throw_if_interrupted();
+    if (!deadline.expired()) continue;
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+      if (!done[i])
+        throw TimeoutError(fmt::format(
+            "{}: timed out after {:g} s waiting for {} of {} B {} {} over {} during {} ({} of {} "
+            "operations still pending)",
+            boot.me(), boot.timeout(), reqs[i].is_send ? "a send" : "a receive", reqs[i].bytes,
+            reqs[i].is_send ? "to" : "from", boot.who(reqs[i].peer), t.name(), activity(), left,
+            reqs.size()));
+  }
+}
+
+void wait_one(Transport& t, const Request& req, const Bootstrap& boot) {
+  wait_all(t, std::span<const Request>(&req, 1), boot);
+}
+
+}  // namespace gdr
+
+namespace gdr {
+
+StagingFactory& staging_factory() {
+  static StagingFactory f;
+  return f;
+}
+
+std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot, MemKind mem,
+                                          Path path) {
+  const TransportInfo* info = find_transport(name);
+  if (!info) throw UsageError(fmt::format("transport '{}' is not built into this gdrbench", name));
+  if (std::string why = info->unavailable_reason(); !why.empty())
+    throw UsageError(fmt::format("transport '{}' is not usable here: {}", name, why));
+  std::unique_ptr<Transport> t = info->create(boot);
+  if (mem == MemKind::host || path == Path::direct) {
+    if (!t->supports(mem))
+      throw UsageError(fmt::format(
+          "transport '{}' cannot move {} memory directly; use --path staged", name, mem_name(mem)));
+    return t;
+  }
+  if (!staging_factory())
+    throw UsageError("the staged path is not built into this gdrbench");
+  MemoryOps* ops = memory_ops(mem);
+  return staging_factory()(std::move(t), boot, *ops);
+}
+
+}  // namespace gdr
