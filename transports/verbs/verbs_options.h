@@ -1,0 +1,19 @@
+// User choices for the verbs transport (--hca, --gid-index). The command line
+// fills them in with set_verbs_options(); when it has not, the environment
+// variables GDR_VERBS_HCA and GDR_VERBS_GID_INDEX are read instead.
+#pragma once
+
+#include <string>
+
+namespace gdr {
+
+struct VerbsOptions {
+  std::string hca;     // "DEV" or "DEV:PORT"; empty: choose automatically
+  int gid_index = -1;  // -1: choose automatically (RoCE only)
+};
+
+void set_verbs_options(const VerbsOptions& o);
+// The options in force: those set, else the environment's.
+VerbsOptions verbs_options();
+
+}  // namespace gdr

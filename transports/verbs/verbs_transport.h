@@ -1,0 +1,119 @@
+// The raw verbs transport: one RC queue pair per peer, data moved by RDMA
+// WRITE WITH IMMEDIATE into the buffer the receiver advertised, so the
+// receiver gets a completion even for GPU memory it cannot poll.
+//
+// Protocol per (peer, direction), in posting order:
+//   receiver: post_recv -> SEND a clear-to-send (region id, offset, length)
+//   sender:   k-th post_send takes the k-th clear-to-send, checks the length,
+//             writes the data (split into chunks of at most the devices'
+//             max message size) with WRITE WITH IMM carrying the sequence no.
+//   receiver: counts the chunks' completions; the last one completes it.
+// Every SEND or WRITE WITH IMM consumes a receive WQE at the peer, so each
+// needs a credit; the receiver reposts WQEs at once and RDMA-WRITEs its
+// running repost count into the sender's mailbox, which needs no credit.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "../transport.h"
+#include "verbs_device.h"
+#include "verbs_logic.h"
+
+namespace gdr::verbs {
+
+// A region registered with the HCA, with the way it was registered.
+class VerbsRegion : public MemRegion {
+ public:
+  VerbsRegion(const Buffer& b, std::shared_ptr<DeviceContext> dev, ibv_mr* mr, int dmabuf_fd,
+              std::uint32_t id, std::string mode);
+  ~VerbsRegion() override;
+  ibv_mr* mr() const { return mr_; }
+  std::uint32_t id() const { return id_; }
+  const std::string& mode() const { return mode_; }
+
+ private:
+  std::shared_ptr<DeviceContext> dev_;
+  ibv_mr* mr_;
+  int dmabuf_fd_;
+  std::uint32_t id_;
+  std::string mode_;
+};
+
+// A small registered host buffer (control slots, mailboxes).
+struct HostMr {
+  void* ptr = nullptr;
+  ibv_mr* mr = nullptr;
+  HostMr() = default;
+  HostMr(ibv_pd* pd, std::size_t bytes, int access, const std::string& who);
+  ~HostMr();
+  HostMr(const HostMr&) = delete;
+  HostMr& operator=(const HostMr&) = delete;
+};
+
+class VerbsTransport final : public Transport {
+ public:
+  explicit VerbsTransport(Bootstrap& boot);
+  ~VerbsTransport() override;
+
+  std::string_view name() const override { return "verbs"; }
+  bool supports(MemKind k) const override;
+  void connect(const std::vector<int>& peers) override;
+  std::unique_ptr<MemRegion> register_memory(const Buffer& b) override;
+  Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) override;
+  Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) override;
+  bool test(const Request& req) override;
+  std::vector<std::pair<std::string, std::string>> describe() const override;
+
+ private:
+  struct Op;
+  struct Peer;
+  struct RemoteRegion {
+    std::uint64_t addr = 0, bytes = 0;
+    std::uint32_t rkey = 0;
+  };
+
+  void ensure_cq(std::size_t npeers);
+  std::unique_ptr<Peer> create_peer(int rank);
+  void to_init(Peer& p);
+  void to_rtr_rts(Peer& p, const struct WireEndpoint& ep, std::uint32_t qpn, std::uint32_t psn);
+  ibv_mr* register_cuda(const Buffer& b, int& fd, std::string& mode);
+
+  int progress();  // returns the completions it handled
+  int poll_cq();
+  void on_completion(const ibv_wc& wc);
+  void on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot);
+  void on_send_done(Peer& p, const ibv_wc& wc);
+  void pump(Peer& p);
+  bool post_ctl(Peer& p, const struct CtlMsg& m);
+  bool post_chunk(Peer& p, std::uint64_t id, Op& op);
+  bool post_credit(Peer& p);
+  void post_recv_slot(Peer& p, std::uint32_t slot);
+  void fail(Peer& p, const std::string& why);
+  Peer& peer_of(int rank, const char* what);
+  std::string wc_error(const Peer& p, const ibv_wc& wc) const;
+
+  Bootstrap& boot_;
+  PortChoice port_;
+  std::shared_ptr<DeviceContext> dev_;
+  ibv_cq* cq_ = nullptr;
+  int cq_size_ = 0, cq_max_ = 0;
+  std::uint32_t send_depth_ = 0, recv_depth_ = 0;
+  std::unique_ptr<HostMr> mailbox_;  // slot r: rank r's repost count for us
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::unordered_map<int, std::size_t> peer_index_;  // rank -> peers_ index
+  std::unordered_map<std::uint64_t, Op> ops_;
+  std::uint64_t next_op_ = 1;
+  std::uint32_t next_region_ = 0;
+  std::vector<std::unordered_map<std::uint32_t, RemoteRegion>> remote_;  // [rank][id]
+  std::string registration_ = "host";
+  bool software_device_ = false;
+};
+
+}  // namespace gdr::verbs
