@@ -1,13 +1,17 @@
 // Inputs whose reductions are exact in every datatype, for any rank count
 // that the datatype can hold (limits in README.md).
 //
-// Element i of rank r at iteration `it` gets a small integer, so that
-//  - sum  lies in [-n, 2n]   (exact in bfloat16 up to n = 128),
-//  - prod is +-2^k, k <= about n/8 (int32 holds it up to n = 240),
+// Rank 0 carries a wide, phase-dependent value and every other rank a
+// narrow one that depends on its rank, so that the result varies from
+// element to element for every rank count (if all ranks drew from the same
+// small set, a sum or min over enough ranks would be the same everywhere and
+// a misplaced segment would pass):
+//  - sum  lies in [-1, n + 1]     (exact in bfloat16 up to n = 254),
+//  - prod is +-2^k, k <= n/8 + 1  (int32 holds it up to n = 240),
 //  - min/max are one of the inputs.
-// The value depends on u = mix(i) + it, so a misplaced segment, a missing
-// rank or a stale buffer from the previous iteration is caught, while the
-// expected result depends only on u mod 8: checks use an 8-entry table.
+// The value depends on the phase p = (mix(i) + it) mod 8, so a misplaced
+// segment or a stale buffer from the previous iteration is caught, while the
+// expected result depends only on p: checks use an 8-entry table.
 // Shared by the host code and the CUDA kernels, hence the GDR_HD marker.
 #pragma once
 
@@ -39,12 +43,18 @@ GDR_HD inline std::uint64_t phase(std::uint64_t i, int it) {
 
 // op: 0 sum, 1 prod, 2 min, 3 max (the order of gdr::Op); p = phase(i, it).
 GDR_HD inline double input_at_phase(int op, std::uint64_t p, int r) {
-  std::uint64_t ur = static_cast<std::uint64_t>(r);
-  if (op == 1) {
-    std::uint64_t m = (p + ur) % 8u;
-    return m == 0 ? 2.0 : (m == 4 ? -1.0 : 1.0);
+  const std::uint64_t hi = (p / 4u) % 2u, ur = static_cast<std::uint64_t>(r);
+  const double low = static_cast<double>(p % 4u) - 1.0;  // -1 .. 2
+  const double wide = static_cast<double>(p) - 3.0;      // -3 .. 4
+  const double bit = static_cast<double>((hi + ur) % 2u);
+  switch (op) {
+    case 0: return r == 0 ? low : bit;
+    case 1:
+      if (r == 0) return (p % 2u ? -1.0 : 1.0) * (p % 4u >= 2u ? 2.0 : 1.0);
+      return (hi + ur) % 8u == 0 ? 2.0 : 1.0;
+    case 2: return r == 0 ? wide : 2.0 + bit;
+    default: return r == 0 ? wide : -2.0 + bit;
   }
-  return static_cast<double>((p + 3u * ur) % 4u) - 1.0;  // -1, 0, 1, 2
 }
 
 GDR_HD inline double expected_at_phase(int op, std::uint64_t p, int nranks) {

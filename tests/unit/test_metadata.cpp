@@ -1,0 +1,40 @@
+#include <gtest/gtest.h>
+
+#include "src/metadata.h"
+
+using namespace gdr;
+
+TEST(Environment, KeepsPrefixesDropsSecrets) {
+  std::vector<std::string> vars = {"UCX_TLS=rc,cuda_copy", "OMPI_COMM_WORLD_RANK=0",
+                                   "NCCL_IB_HCA=mlx5_0",   "SLURM_JOB_ID=42",
+                                   "HOME=/root",           "SLURM_AUTH_TOKEN=abc",
+                                   "UCX_PASSWORD=x",       "CUDA_VISIBLE_DEVICES=0",
+                                   "NCCL_SECRET_KEY=y",    "AWS_SECRET_ACCESS_KEY=z",
+                                   "PATH=/bin"};
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  auto env = captured_environment(envp.data());
+  std::vector<std::string> names;
+  for (auto& [k, v] : env) names.push_back(k);
+  EXPECT_EQ(names, (std::vector<std::string>{"CUDA_VISIBLE_DEVICES", "NCCL_IB_HCA",
+                                             "OMPI_COMM_WORLD_RANK", "SLURM_JOB_ID", "UCX_TLS"}));
+  EXPECT_EQ(env.back().second, "rc,cuda_copy");
+}
+
+TEST(Environment, SecretNames) {
+  EXPECT_TRUE(looks_secret("MY_API_KEY"));
+  EXPECT_TRUE(looks_secret("slurm_token"));
+  EXPECT_FALSE(looks_secret("UCX_NET_DEVICES"));
+}
+
+TEST(CommandLine, QuotesSpaces) {
+  std::string a0 = "gdrbench", a1 = "run", a2 = "--output", a3 = "my file.h5";
+  char* argv[] = {a0.data(), a1.data(), a2.data(), a3.data()};
+  EXPECT_EQ(join_command_line(4, argv), "gdrbench run --output 'my file.h5'");
+}
+
+TEST(Time, Formats) {
+  EXPECT_EQ(utc_now().size(), 20u);
+  EXPECT_EQ(utc_now(true).size(), 15u);
+}

@@ -1,0 +1,71 @@
+#include <gtest/gtest.h>
+
+#include "src/errors.h"
+#include "src/options.h"
+
+using namespace gdr;
+
+namespace {
+RunOptions parse(std::vector<std::string> argv) {
+  CLI::App app;
+  RunArgs args;
+  add_run_options(app, args);
+  std::reverse(argv.begin(), argv.end());
+  app.parse(argv);
+  return validate(args);
+}
+}  // namespace
+
+TEST(Options, Defaults) {
+  RunOptions o = parse({});
+  EXPECT_EQ(o.tests, (std::vector<std::string>{"allreduce", "latency", "bw"}));
+  EXPECT_EQ(o.mems, (std::vector<MemKind>{MemKind::host}));
+  EXPECT_EQ(o.sizes.front(), 8u);
+  EXPECT_EQ(o.sizes.back(), 64u << 20);
+  EXPECT_EQ(o.sizes.size(), 24u);
+  EXPECT_EQ(o.iters, 20);
+  EXPECT_EQ(o.warmup, 5);
+  EXPECT_EQ(o.dtypes, (std::vector<DType>{DType::f32}));
+  EXPECT_EQ(o.ops, (std::vector<Op>{Op::sum}));
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.references, (std::vector<std::string>{"mpi"}));
+  EXPECT_DOUBLE_EQ(o.timeout, 60);
+  EXPECT_EQ(o.pairs, Pairs::fixed);
+  EXPECT_TRUE(o.transports_defaulted);
+  EXPECT_NE(std::find(o.transports.begin(), o.transports.end(), "mpi"), o.transports.end());
+}
+
+TEST(Options, ListsAreParsedAndDeduplicated) {
+  RunOptions o = parse({"-t", "bw,latency,bw", "-d", "half,bfloat16", "-o", "max,min",
+                        "--pairs", "all", "--reference", "none"});
+  EXPECT_EQ(o.tests, (std::vector<std::string>{"bw", "latency"}));
+  EXPECT_EQ(o.dtypes, (std::vector<DType>{DType::f16, DType::bf16}));
+  EXPECT_EQ(o.ops, (std::vector<Op>{Op::max, Op::min}));
+  EXPECT_EQ(o.pairs, Pairs::all);
+  EXPECT_TRUE(o.references.empty());
+}
+
+TEST(Options, BadValuesAreUsageErrors) {
+  std::vector<std::vector<std::string>> bad = {
+      {"-t", "alltoall"}, {"-T", "carrier-pigeon"}, {"-m", "disk"}, {"--path", "sideways"},
+      {"-b", "0"},        {"-e", "-1"},             {"-b", "1M", "-e", "1K"},
+      {"-f", "1"},        {"-n", "0"},              {"-w", "-1"},
+      {"-d", "float8"},   {"-o", "xor"},            {"-c", "2"},
+      {"--reference", "gloo"}, {"--timeout", "0"}, {"--pairs", "star"},
+      {"--window", "0"},  {"--chunk", "0"},         {"-t", ""},
+  };
+  for (auto& argv : bad) EXPECT_THROW(parse(argv), UsageError) << argv[0] << " " << argv.back();
+}
+
+TEST(Options, P2pNeedsTwoRanks) {
+  RunOptions o = parse({"-t", "latency"});
+  EXPECT_THROW(validate_for_ranks(o, 1), UsageError);
+  EXPECT_NO_THROW(validate_for_ranks(o, 2));
+  RunOptions a = parse({"-t", "allreduce"});
+  EXPECT_NO_THROW(validate_for_ranks(a, 1));
+}
+
+TEST(SplitList, DropsEmptyAndDuplicates) {
+  EXPECT_EQ(split_list("a,,b,a,"), (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(split_list("").empty());
+}
