@@ -1,0 +1,101 @@
+// `gdrbench doctor`: the subcommand. Alone it checks this node; under
+// mpirun/srun one rank per host checks its node and rank 0 prints every
+// node's report.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <set>
+
+#include "bootstrap.h"
+#include "doctor/doctor.h"
+#include "errors.h"
+
+namespace gdr::doctor {
+namespace {
+
+struct CommandOptions {
+  bool json = false;
+  bool local = false;
+  std::string output;
+  double timeout = 300;
+  Options probe;
+};
+
+bool launched_by_mpi() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
+    if (std::getenv(v)) return true;
+  const char* step = std::getenv("SLURM_STEP_ID");
+  const char* ntasks = std::getenv("SLURM_NTASKS");
+  return step && ntasks && std::atoi(ntasks) > 1;
+}
+
+void emit(const CommandOptions& o, const std::vector<Report>& reports) {
+  std::string text = o.json ? to_json(reports) : to_table(reports);
+  std::fwrite(text.data(), 1, text.size(), stdout);
+  std::fflush(stdout);
+  if (!o.output.empty()) {
+    std::ofstream f(o.output);
+    f << to_json(reports);
+    if (!f) throw RunError("doctor: cannot write " + o.output);
+  }
+}
+
+int run(const CommandOptions& o) {
+  if (o.local || !launched_by_mpi()) {
+    std::vector<Report> reports{collect_local(o.probe)};
+    emit(o, reports);
+    return exit_code(reports);
+  }
+  Bootstrap boot(nullptr, nullptr, o.timeout);
+  std::vector<std::byte> mine;
+  if (boot.local_rank() == 0) {  // one report per host
+    set_activity("doctor: collecting this node's report");
+    Report r = collect_local(o.probe);
+    r.host = boot.host();
+    mine = to_bytes(r);
+  }
+  set_activity("doctor: gathering the nodes' reports");
+  auto blobs = boot.allgather(mine);
+  std::vector<Report> reports;
+  std::set<std::string> hosts;
+  for (const auto& b : blobs) {
+    if (b.empty()) continue;
+    Report r = from_bytes(b);
+    if (hosts.insert(r.host).second) reports.push_back(std::move(r));
+  }
+  if (boot.rank() == 0) emit(o, reports);
+  return exit_code(reports);  // the same on every rank
+}
+
+}  // namespace
+
+CLI::App* add_command(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<CommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "doctor",
+      "Check GPUDirect RDMA readiness: GPUs, peer memory and dma-buf, RDMA devices, PCIe "
+      "topology, library versions. Exit 0 ready, 3 degraded, 4 not ready. Under mpirun/srun, "
+      "one report per node, gathered to rank 0.");
+  sub->add_flag("--json", o->json, "Print the JSON document (schema: src/doctor/README.md)");
+  sub->add_option("-o,--output", o->output, "Also write the JSON document to this file");
+  sub->add_flag("--local", o->local, "Check this node only, without MPI, even under mpirun/srun");
+  sub->add_option("--timeout", o->timeout, "Seconds to wait for the other ranks under MPI")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  // For tests and for reading a captured machine: not shown in --help.
+  sub->add_option("--sysfs-root", o->probe.sys_root, "Read sysfs from here")->group("");
+  sub->add_option("--procfs-root", o->probe.proc_root, "Read procfs from here")->group("");
+  sub->add_option("--topology-xml", o->probe.topology_xml, "Read the topology from an hwloc XML file")
+      ->group("");
+  sub->add_flag_function("--no-libraries", [o](std::int64_t) { o->probe.probe_libraries = false; },
+                "Do not load NVML, CUDA, libibverbs, UCX or NCCL")
+      ->group("");
+  sub->callback([o, &exit_code] { exit_code = run(*o); });
+  return sub;
+}
+
+}  // namespace gdr::doctor

@@ -1,0 +1,205 @@
+// Internal to the doctor: what the probes saw (Facts), and the pure function
+// that turns facts into checks (assess). Probes touch the machine; assess
+// does not, so the judgement is unit-tested on hand-made facts.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "doctor/doctor.h"
+
+namespace gdr::doctor::detail {
+
+// ---- sysfs / procfs (sysfs.cpp) -------------------------------------------
+std::string join_path(const std::string& root, const std::string& rel);
+std::optional<std::string> read_line(const std::string& path);  // first line, trimmed
+std::vector<std::string> list_dir(const std::string& path);     // sorted, no . ..
+bool exists(const std::string& path);
+// "00000000:3B:00.0" or "3b:00.0" -> "0000:3b:00.0"; "" if not a bus id.
+std::string normalize_busid(const std::string& id);
+
+struct PeerMemFacts {
+  bool nvidia_peermem = false;  // /sys/module/nvidia_peermem
+  bool nv_peer_mem = false;     // /sys/module/nv_peer_mem (Mellanox's older module)
+  std::vector<std::string> memory_peers;  // /sys/kernel/mm/memory_peers/* (MLNX_OFED API)
+};
+PeerMemFacts detect_peermem(const Options& o);
+
+struct Gid {
+  int index = 0;
+  std::string gid;   // as in sysfs, "fe80:0000:..."
+  std::string type;  // "IB/RoCE v1" | "RoCE v2" | ""
+  std::string ndev;  // netdev, may be empty
+};
+// Non-zero GIDs of <sys>/class/infiniband/<dev>/ports/<port>.
+std::vector<Gid> read_gids(const Options& o, const std::string& dev, int port);
+// Index of the GID to use for RoCE v2 (IPv4-mapped first, then any), or -1.
+int preferred_roce_v2_gid(const std::vector<Gid>& gids);
+
+struct PortFacts {
+  int port = 0;
+  std::string state;       // "ACTIVE" (from "4: ACTIVE")
+  std::string phys_state;  // "LinkUp"
+  std::string link_layer;  // "InfiniBand" | "Ethernet"
+  std::string rate;        // "100 Gb/sec (4X EDR)"
+  int active_mtu = 0;      // bytes, 0 unknown (only libibverbs knows it)
+  std::vector<Gid> gids;
+};
+struct HcaFacts {
+  std::string name;
+  std::string pci;  // bus id, "" for software devices (rxe, siw)
+  std::vector<PortFacts> ports;
+  bool listed = false;      // ibv_get_device_list returned it
+  std::string open_error;  // ibv_open_device failure
+  int dmabuf_mr = -1;      // kernel+provider accept dma-buf MRs: 1 yes, 0 no, -1 unknown
+  std::string dmabuf_evidence;
+};
+std::vector<std::string> rdma_device_names(const Options& o);
+HcaFacts read_hca_sysfs(const Options& o, const std::string& dev);
+
+// NVIDIA display/3D controllers on the PCI bus (vendor 0x10de, class 0x03xx).
+std::vector<std::string> nvidia_pci_functions(const Options& o);
+
+struct AcsFacts {
+  std::string bdf;
+  bool readable = false;  // config space beyond 256 bytes could be read
+  bool present = false;   // ACS extended capability found
+  uint16_t control = 0;
+  bool redirect() const { return (control & 0x000c) != 0; }  // P2P RR or CR
+};
+AcsFacts read_acs(const Options& o, const std::string& bdf);
+// ACS parsing of a raw config-space image (exposed for tests).
+AcsFacts parse_acs(const std::string& bdf, const std::string& config);
+
+// "identity", "DMA", "DMA-FQ", "blocked", ... or "" when no IOMMU group.
+std::string iommu_group_type(const Options& o, const std::string& bdf);
+std::vector<std::string> iommu_units(const Options& o);  // /sys/class/iommu/*
+
+struct KernelFacts {
+  std::string release;  // "6.1.0-57-amd64"
+  int major = 0, minor = 0;
+};
+KernelFacts read_kernel(const Options& o);
+
+// NVIDIA kernel driver as procfs/sysfs see it (no NVML needed).
+struct NvidiaModuleFacts {
+  bool loaded = false;       // /sys/module/nvidia
+  std::string version;       // /sys/module/nvidia/version
+  int open_module = -1;      // /proc/driver/nvidia/version says "Open Kernel Module"
+};
+NvidiaModuleFacts read_nvidia_module(const Options& o);
+
+// ---- GPUs (gpu.cpp) ---------------------------------------------------------
+struct GpuFacts {
+  std::string bus_id;  // normalized
+  std::string name;
+  long long bar1_bytes = -1;
+  long long memory_bytes = -1;
+  bool cuda_visible = false;
+  int gdr_attr = -1;     // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
+  int dmabuf_attr = -1;  // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+};
+struct GpuSide {
+  NvidiaModuleFacts module;
+  std::vector<std::string> pci_gpus;  // from sysfs
+  bool nvml = false;
+  std::string nvml_error;
+  std::string driver_version;  // "580.159.04"
+  bool cuda = false;
+  std::string cuda_error;
+  int cuda_driver_version = 0;   // 13000
+  int cuda_runtime_version = 0;  // 13000, 0 when libcudart was not found
+  std::string cudart_error;
+  std::vector<GpuFacts> gpus;
+};
+GpuSide probe_gpus(const Options& o);
+
+// ---- RDMA (rdma.cpp) ---------------------------------------------------------
+struct RdmaSide {
+  bool verbs = false;  // libibverbs.so.1 loaded
+  std::string verbs_error;
+  std::string rdma_core_version;  // "44.0" from the library's file name
+  bool reg_dmabuf_symbol = false;  // libibverbs exports ibv_reg_dmabuf_mr
+  std::vector<HcaFacts> hcas;
+  // RLIMIT_MEMLOCK
+  bool memlock_unlimited = false;
+  unsigned long long memlock_bytes = 0;
+  bool cap_ipc_lock = false;  // CAP_IPC_LOCK in /proc/self/status CapEff
+};
+RdmaSide probe_rdma(const Options& o);
+bool has_cap_ipc_lock(const Options& o);
+
+// ---- topology (topology.cpp) -------------------------------------------------
+enum class PciClass { PIX, PXB, PHB, NODE, SYS, Unknown };
+const char* to_string(PciClass c);
+
+struct Pairing {
+  std::string gpu, hca;  // hca: device name
+  PciClass cls = PciClass::Unknown;
+  std::vector<std::string> bridges;  // PCI-PCI bridges on the path (bus ids)
+};
+struct TopoSide {
+  bool loaded = false;
+  std::string error;
+  std::vector<Pairing> pairs;      // every GPU x every HCA with a PCI address
+  std::vector<AcsFacts> acs;       // bridges on the nearest paths
+  std::vector<std::string> iommu;  // IOMMU units
+  std::vector<std::pair<std::string, std::string>> iommu_types;  // bdf -> type
+};
+// Loads the topology (live, or o.topology_xml) once and classifies.
+class Topology {
+ public:
+  explicit Topology(const std::string& xml_path);  // "" = live machine
+  ~Topology();
+  Topology(const Topology&) = delete;
+  Topology& operator=(const Topology&) = delete;
+  bool ok() const { return topo_ != nullptr; }
+  const std::string& error() const { return error_; }
+  bool has_pci(const std::string& bdf) const;
+  // PCIe relation of two PCI functions, and the PCI-PCI bridges in between.
+  PciClass classify(const std::string& a, const std::string& b,
+                    std::vector<std::string>* bridges = nullptr) const;
+
+ private:
+  void* topo_ = nullptr;
+  std::string error_;
+};
+TopoSide probe_topology(const Options& o, const std::vector<std::string>& gpus,
+                        const std::vector<HcaFacts>& hcas);
+
+// ---- versions (versions.cpp) -----------------------------------------------------
+struct VersionSide {
+  std::string ucx_version;  // "" not found
+  std::string ucx_error;
+  int ucx_cuda = -1;  // UCP memory types include CUDA: 1 yes, 0 no, -1 unknown
+  std::string ucx_memory_types;
+  std::string mpi_version;
+  int mpi_cuda = -1;  // CUDA-aware: 1 yes, 0 no, -1 unknown
+  std::string mpi_cuda_evidence;
+  std::string nccl_version;  // "" not found
+  std::string nccl_error;
+};
+VersionSide probe_versions(const Options& o);
+// "libibverbs.so.1.14.44.0" -> "44.0"
+std::string rdma_core_from_soname(const std::string& file);
+
+// ---- everything -----------------------------------------------------------------
+struct Facts {
+  std::string host;
+  KernelFacts kernel;
+  GpuSide gpu;
+  PeerMemFacts peermem;
+  RdmaSide rdma;
+  TopoSide topo;
+  VersionSide versions;
+};
+Facts gather(const Options& o);
+std::vector<Check> assess(const Facts& f);  // pure
+
+// Small helpers shared by the checks.
+std::string human_bytes(unsigned long long bytes);
+std::string cuda_version_string(int v);  // 13000 -> "13.0"
+
+}  // namespace gdr::doctor::detail
