@@ -1,0 +1,207 @@
+"""Command line: `python3 -m gdranalysis <compare|stragglers|report|history> ...`,
+which is what `gdrbench compare|stragglers|report|history ...` runs.
+
+Exit status: 0 success (compare: no regression), 1 compare found at least
+one regression (stragglers with --fail: a straggler), 2 bad input or usage
+(one line on stderr saying why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from . import SCHEMA_VERSION, __version__
+from .schema import InputError
+
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
+PROG = "gdrbench"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        # One line, status 2, like the other bad-input errors.
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _json_default(o):
+    if hasattr(o, "item"):
+        return o.item()
+    return str(o)
+
+
+def _clean(o):
+    """NaN/inf are not JSON: write null."""
+    if isinstance(o, float):
+        return o if math.isfinite(o) else None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
+
+
+def dump_json(obj, stream=None):
+    json.dump(_clean(obj), stream or sys.stdout, indent=1, default=_json_default, allow_nan=False)
+    (stream or sys.stdout).write("\n")
+
+
+def _pct(s):
+    try:
+        v = float(str(s).rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{s}' is not a percentage") from None
+    if v < 0 or not math.isfinite(v):
+        raise argparse.ArgumentTypeError(f"'{s}': must be a non-negative percentage")
+    return v
+
+
+def _warn(prog):
+    return lambda msg: print(f"{prog}: warning: {msg}", file=sys.stderr)
+
+
+# ---- subcommands ---------------------------------------------------------------
+
+def cmd_compare(a) -> int:
+    from .compare import compare_runs, format_table
+    from .schema import load_run
+    base, new = load_run(a.base), load_run(a.new)
+    cmp = compare_runs(base, new, threshold_pct=a.threshold, confidence=a.confidence,
+                       n_resamples=a.resamples, method=a.method, seed=a.seed, run_noise=a.run_noise)
+    if a.json:
+        dump_json(cmp.as_dict())
+    else:
+        print(format_table(cmp, show_same=not a.changes_only))
+    return EXIT_REGRESSION if cmp.regressions else EXIT_OK
+
+
+def cmd_stragglers(a) -> int:
+    from .schema import load_run, parse_case_spec
+    from .stragglers import analyze, format_table
+    run = load_run(a.run)
+    rep = analyze(run, a.threshold, parse_case_spec(a.case) if a.case else None)
+    if a.json:
+        dump_json(rep.as_dict())
+    else:
+        print(format_table(rep, show_all=a.all))
+    return EXIT_REGRESSION if (a.fail and rep.flagged_cases) else EXIT_OK
+
+
+def cmd_report(a) -> int:
+    from .compare import compare_runs
+    from .report import write_report
+    from .schema import load_run
+    run = load_run(a.run)
+    cmp = None
+    if a.baseline:
+        cmp = compare_runs(load_run(a.baseline), run, threshold_pct=a.threshold, seed=a.seed,
+                           require_common=False)
+    images = write_report(run, a.html, cmp, straggler_threshold=a.straggler_threshold, title=a.title)
+    print(f"{a.html}: {len(images)} plots ({', '.join(images)})")
+    return EXIT_OK
+
+
+def cmd_history(a) -> int:
+    from .history import format_table, plot, trends
+    from .schema import load_runs, parse_case_spec
+    spec = parse_case_spec(a.case)
+    runs = load_runs(a.files, skip_bad=True, warn=_warn(f"{PROG} history"))
+    if not runs:
+        raise InputError("no readable result file among the arguments")
+    tr = trends(runs, spec)
+    if not tr:
+        raise InputError(f"no case matches --case '{a.case}' in {len(runs)} file(s)")
+    if a.json:
+        dump_json({"case": spec, "files": len(runs), "trends": [t.as_dict() for t in tr]})
+    else:
+        print(format_table(tr, len(runs)))
+    if a.plot:
+        plot(tr, a.plot)
+        if not a.json:
+            print(f"# plot: {a.plot}")
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
+                f"schema_version <= {SCHEMA_VERSION})")
+    p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,report,history}",
+                           parser_class=_Parser)
+    sub.required = True
+
+    c = sub.add_parser("compare", help="compare two runs case by case; exit 1 on a regression",
+                       description="Match the cases of two runs and give, per case, the median time of "
+                       "both, the ratio new/base with a bootstrap confidence interval, and a verdict. "
+                       "Exit 0: no regression; 1: at least one; 2: bad input.")
+    c.add_argument("base", metavar="BASE.h5")
+    c.add_argument("new", metavar="NEW.h5")
+    c.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT",
+                   help="smallest change worth a verdict, percent (default 5)")
+    c.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
+    c.add_argument("--changes-only", action="store_true", help="table: leave out the 'same' cases")
+    c.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
+    c.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
+    c.add_argument("--method", choices=("percentile", "basic", "BCa"), default="percentile",
+                   help="scipy.stats.bootstrap interval method (default percentile)")
+    c.add_argument("--seed", type=int, default=20240601, help="bootstrap seed (default fixed)")
+    c.add_argument("--run-noise", default="auto", metavar="auto|off|PCT",
+                   help="run-to-run noise added to each interval: estimated from the spread of all "
+                   "cases (auto, default), none (off), or a given sd in percent")
+    c.set_defaults(func=cmd_compare)
+
+    s = sub.add_parser("stragglers", help="per case, the ranks and hosts slower than the median rank",
+                       description="For one run, per case: each rank's median time over the median of "
+                       "the rank medians; ranks above 1 + threshold are flagged. Summaries per rank and host.")
+    s.add_argument("run", metavar="RUN.h5")
+    s.add_argument("--threshold", type=_pct, default=10.0, metavar="PCT",
+                   help="flag ranks this much slower than the median rank, percent (default 10)")
+    s.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
+    s.add_argument("--all", action="store_true", help="table: every case, not only those with a straggler")
+    s.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
+    s.add_argument("--fail", action="store_true", help="exit 1 when a straggler is found")
+    s.set_defaults(func=cmd_stragglers)
+
+    r = sub.add_parser("report", help="self-contained HTML report with plots",
+                       description="Write one HTML file (plots embedded as PNG) describing a run: bus "
+                       "bandwidth and latency against message size, direct-over-staged speedup, per-rank "
+                       "heat maps, stragglers, and the comparison with --baseline when given.")
+    r.add_argument("run", metavar="RUN.h5")
+    r.add_argument("--html", required=True, metavar="OUT.html", help="the page to write")
+    r.add_argument("--baseline", metavar="BASE.h5", help="compare against this run")
+    r.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT", help="comparison threshold (default 5)")
+    r.add_argument("--straggler-threshold", type=_pct, default=10.0, metavar="PCT",
+                   help="straggler threshold (default 10)")
+    r.add_argument("--seed", type=int, default=20240601, help=argparse.SUPPRESS)
+    r.add_argument("--title", help="page title")
+    r.set_defaults(func=cmd_report)
+
+    h = sub.add_parser("history", help="trend of one case across archived runs",
+                       description="Print the trend of the case(s) matching --case across result files, "
+                       "oldest run first (start_utc). Unreadable files are skipped with a warning.")
+    h.add_argument("files", nargs="+", metavar="RUN.h5")
+    h.add_argument("--case", required=True, metavar="SPEC",
+                   help="key=value,... over test, transport, reference, mem, path, dtype, op, bytes "
+                   "(K/M/G allowed), ranks, src, dst, iters, ...")
+    h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
+    h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
+    h.set_defaults(func=cmd_history)
+    return p
+
+
+def main(argv=None) -> int:
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    prog = f"{PROG} {a.command}"
+    try:
+        return a.func(a)
+    except InputError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as e:     # e.g. the --html or --plot path cannot be written
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return EXIT_BAD_INPUT

@@ -1,0 +1,347 @@
+"""Reading gdrbench result files (results/README.md, schema_version 1).
+
+`load_run(path)` reads a whole file eagerly and checks it against the
+schema; anything a reader cannot trust raises `InputError` with one line
+that says what is wrong, which the command line turns into exit status 2.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+import warnings
+from datetime import datetime, timezone
+
+import numpy as np
+
+from . import SCHEMA_VERSION
+
+# The fields that identify a case across runs (see compare).
+KEY_FIELDS = ("test", "transport", "reference", "mem", "path", "dtype", "op",
+              "bytes", "ranks", "src", "dst")
+INT_FIELDS = {"reference", "ranks", "bytes", "count", "iters", "warmup", "check",
+              "src", "dst", "window", "chunk_bytes", "wrong"}
+STR_FIELDS = {"test", "transport", "mem", "path", "dtype", "op"}
+REQUIRED_CASE_ATTRS = STR_FIELDS | {"reference", "ranks", "bytes", "src", "dst"}
+REQUIRED_ROOT_ATTRS = ("schema_version",)
+
+
+class InputError(Exception):
+    """A file the analysis cannot use; the message is one line."""
+
+
+def _text(v):
+    if isinstance(v, bytes):
+        return v.decode("utf-8", "replace")
+    if isinstance(v, np.ndarray) and v.shape == ():
+        return _text(v[()])
+    return v
+
+
+def _scalar(v):
+    v = _text(v)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+@dataclasses.dataclass
+class Case:
+    """One `/cases/NNNNN` group."""
+
+    name: str                 # "00012"
+    attrs: dict               # every attribute, Python scalars
+    times: np.ndarray         # [ranks, iters] seconds, NaN where a rank sat out
+    occurrence: int = 1       # >1 when the same key appears again in one file
+
+    @property
+    def key(self) -> tuple:
+        k = tuple(self.attrs[f] for f in KEY_FIELDS)
+        return k if self.occurrence == 1 else k + (self.occurrence,)
+
+    def get(self, field, default=None):
+        return self.attrs.get(field, default)
+
+    def slowest(self) -> np.ndarray:
+        """Per-iteration time of the slowest rank (seconds), iterations in
+        which no rank has a time dropped."""
+        t = self.times
+        if t.size == 0:
+            return np.empty(0)
+        ok = ~np.all(np.isnan(t), axis=0)
+        if not ok.any():
+            return np.empty(0)
+        return np.nanmax(t[:, ok], axis=0)
+
+    def rank_medians(self) -> np.ndarray:
+        """Median over iterations of each rank's time (seconds); NaN for a
+        rank that sat the case out."""
+        t = self.times
+        out = np.full(t.shape[0], np.nan)
+        for r in range(t.shape[0]):
+            row = t[r][~np.isnan(t[r])]
+            if row.size:
+                out[r] = np.median(row)
+        return out
+
+    def median_us(self) -> float:
+        """Median over iterations of the slowest rank's time, microseconds."""
+        s = self.slowest()
+        s = s[np.isfinite(s)]
+        return float(np.median(s) * 1e6) if s.size else float("nan")
+
+    def busbw_median(self) -> float:
+        """Bus bandwidth (GB/s) from the median time rather than the mean:
+        the stored busbw_gbps scaled by time_us_mean / median."""
+        m = self.median_us()
+        bw, mean = self.attrs.get("busbw_gbps"), self.attrs.get("time_us_mean")
+        if bw is None or mean is None or not (m > 0):
+            return float("nan")
+        return float(bw) * float(mean) / m
+
+    def label(self, with_ranks=False) -> str:
+        """Short human name: `allreduce mpi host direct float sum 1M`."""
+        a = self.attrs
+        parts = [a["test"]]
+        if a["src"] >= 0:
+            parts[0] += f"{a['src']}>{a['dst']}"
+        parts.append(a["transport"] + ("*" if a["reference"] else ""))
+        parts += [a["mem"], a["path"]]
+        if a["dtype"] != "byte":
+            parts += [a["dtype"], a["op"]]
+        parts.append(format_bytes(a["bytes"]))
+        if with_ranks:
+            parts.append(f"{a['ranks']}r")
+        if self.occurrence > 1:
+            parts.append(f"#{self.occurrence}")
+        return " ".join(parts)
+
+    def key_dict(self) -> dict:
+        d = {f: self.attrs[f] for f in KEY_FIELDS}
+        if self.occurrence > 1:
+            d["occurrence"] = self.occurrence
+        return d
+
+
+@dataclasses.dataclass
+class Run:
+    """One result file."""
+
+    path: str
+    attrs: dict
+    hosts: list
+    local_ranks: list
+    facts: dict
+    environment: dict
+    cases: list
+    warnings: list
+
+    @property
+    def schema_version(self) -> int:
+        return int(self.attrs["schema_version"])
+
+    @property
+    def status(self) -> str:
+        return str(self.attrs.get("status", "unknown"))
+
+    @property
+    def start(self) -> datetime | None:
+        return parse_utc(self.attrs.get("start_utc", ""))
+
+    @property
+    def nranks(self) -> int:
+        r = self.attrs.get("ranks")
+        return int(r) if r is not None else len(self.hosts)
+
+    def host_of(self, rank: int) -> str:
+        return self.hosts[rank] if 0 <= rank < len(self.hosts) else "?"
+
+    def by_key(self) -> dict:
+        return {c.key: c for c in self.cases}
+
+    def describe(self) -> str:
+        """One line: file, when, where, what."""
+        hosts = sorted(set(self.hosts))
+        where = hosts[0] if len(hosts) == 1 else f"{len(hosts)} hosts"
+        return (f"{os.path.basename(self.path)}: {self.attrs.get('start_utc', '?')}, "
+                f"{self.nranks} ranks on {where}, gdrbench {self.attrs.get('gdrbench_version', '?')} "
+                f"({self.attrs.get('git_commit', '?')}), {len(self.cases)} cases, {self.status}")
+
+
+def parse_utc(s) -> datetime | None:
+    s = _text(s)
+    if not isinstance(s, str) or not s:
+        return None
+    try:
+        return datetime.strptime(s, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
+    except ValueError:
+        try:
+            d = datetime.fromisoformat(s.replace("Z", "+00:00"))
+            return d if d.tzinfo else d.replace(tzinfo=timezone.utc)
+        except ValueError:
+            return None
+
+
+def format_bytes(n: int) -> str:
+    for unit, size in (("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= size and n % size == 0:
+            return f"{n // size}{unit}"
+    return str(n)
+
+
+_SIZE = re.compile(r"^\s*(\d+)\s*([kKmMgG]?)[bB]?\s*$")
+
+
+def parse_bytes(s: str) -> int:
+    """`1048576`, `1M`, `64K`, `2G` (powers of 1024, as `gdrbench run -b`)."""
+    m = _SIZE.match(str(s))
+    if not m:
+        raise ValueError(f"not a size: {s!r} (use e.g. 1048576, 64K, 1M)")
+    return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
+
+
+def load_run(path: str) -> Run:
+    """Read and check one result file. Raises InputError."""
+    if not os.path.exists(path):
+        raise InputError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise InputError(f"{path}: is a directory, not a result file")
+    try:
+        import h5py
+    except ImportError as e:  # pragma: no cover - the deps file installs it
+        raise InputError(f"cannot import h5py ({e}); install python3-h5py") from e
+    try:
+        is_h5 = h5py.is_hdf5(path)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read ({e})") from e
+    if not is_h5:
+        raise InputError(f"{path}: not an HDF5 file")
+    try:
+        with h5py.File(path, "r") as f:
+            return _read(path, f)
+    except InputError:
+        raise
+    except (OSError, KeyError, ValueError, TypeError, RuntimeError) as e:
+        msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise InputError(f"{path}: unreadable HDF5 file, truncated or corrupt ({msg})") from e
+
+
+def _read(path, f) -> Run:
+    if "schema_version" not in f.attrs:
+        raise InputError(f"{path}: not a gdrbench result file (no schema_version attribute)")
+    v = _scalar(f.attrs["schema_version"])
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise InputError(f"{path}: schema_version {v!r} is not an integer")
+    if v > SCHEMA_VERSION:
+        raise InputError(f"{path}: schema_version {v} is newer than this analysis reads "
+                         f"(up to {SCHEMA_VERSION}); use the gdrbench that wrote it")
+    if v < 1:
+        raise InputError(f"{path}: schema_version {v} is not a gdrbench schema")
+    if "cases" not in f or not hasattr(f["cases"], "items"):
+        raise InputError(f"{path}: not a gdrbench result file (no /cases group)")
+
+    attrs = {k: _scalar(val) for k, val in f.attrs.items()}
+    run_warnings = []
+    status = attrs.get("status", "")
+    if status == "running":
+        run_warnings.append(f"{path}: status 'running': the writer died; cases completed before it are used")
+    elif status in ("failed", "interrupted"):
+        run_warnings.append(f"{path}: status '{status}' ({attrs.get('error', '')}); "
+                            "cases completed before it are used")
+
+    hosts, local = [], []
+    if "ranks" in f and hasattr(f["ranks"], "keys"):
+        if "host" in f["ranks"]:
+            hosts = [_text(h) for h in f["ranks/host"][()]]
+        if "local_rank" in f["ranks"]:
+            local = [int(x) for x in f["ranks/local_rank"][()]]
+    facts = {k: _scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
+    env = {k: _scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
+
+    cases, seen = [], {}
+    for name in sorted(f["cases"].keys()):
+        g = f["cases"][name]
+        a = {k: _scalar(val) for k, val in g.attrs.items()}
+        missing = sorted(REQUIRED_CASE_ATTRS - a.keys())
+        if missing:
+            raise InputError(f"{path}: case {name} lacks attribute(s) {', '.join(missing)}")
+        for k in INT_FIELDS & a.keys():
+            try:
+                a[k] = int(a[k])
+            except (TypeError, ValueError) as e:
+                raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
+        for k in STR_FIELDS:
+            a[k] = str(a[k])
+        if "times" not in g:
+            raise InputError(f"{path}: case {name} has no 'times' dataset")
+        t = np.asarray(g["times"][()], dtype=np.float64)
+        if t.ndim == 1:
+            t = t[np.newaxis, :]
+        if t.ndim != 2:
+            raise InputError(f"{path}: case {name}: 'times' has shape {t.shape}, expected [ranks, iters]")
+        key = tuple(a[k] for k in KEY_FIELDS)
+        seen[key] = seen.get(key, 0) + 1
+        cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key]))
+    if not hosts:
+        hosts = ["?"] * int(attrs.get("ranks", 0) or 0)
+    return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
+               environment=env, cases=cases, warnings=run_warnings)
+
+
+def load_runs(paths, *, skip_bad=False, warn=None):
+    """Load several files. With skip_bad, files that fail are reported
+    through `warn(msg)` and left out; otherwise the first failure raises."""
+    runs = []
+    for p in paths:
+        try:
+            runs.append(load_run(p))
+        except InputError as e:
+            if not skip_bad:
+                raise
+            (warn or warnings.warn)(f"skipped {e}")
+    return runs
+
+
+# ---- selecting cases: "test=allreduce,transport=mpi,bytes=1M" ------------------
+
+SPEC_FIELDS = KEY_FIELDS + ("count", "iters", "warmup", "window", "chunk_bytes", "check")
+
+
+def parse_case_spec(spec: str) -> dict:
+    """`key=value,key=value` over the case fields; sizes accept K/M/G."""
+    out = {}
+    if spec is None:
+        return out
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        if "=" not in part:
+            raise InputError(f"--case: '{part}' is not key=value (keys: {', '.join(SPEC_FIELDS)})")
+        k, v = (x.strip() for x in part.split("=", 1))
+        if k == "size":
+            k = "bytes"
+        if k not in SPEC_FIELDS:
+            raise InputError(f"--case: unknown key '{k}' (keys: {', '.join(SPEC_FIELDS)})")
+        if k in ("bytes", "chunk_bytes"):
+            try:
+                out[k] = parse_bytes(v)
+            except ValueError as e:
+                raise InputError(f"--case: {k}: {e}") from None
+        elif k == "reference":
+            lv = v.lower()
+            if lv not in ("0", "1", "true", "false", "yes", "no"):
+                raise InputError(f"--case: reference={v}: use 0 or 1")
+            out[k] = 1 if lv in ("1", "true", "yes") else 0
+        elif k in INT_FIELDS:
+            try:
+                out[k] = int(v)
+            except ValueError:
+                raise InputError(f"--case: {k}={v}: not an integer") from None
+        else:
+            out[k] = v
+    return out
+
+
+def case_matches(case: Case, spec: dict) -> bool:
+    return all(case.attrs.get(k) == v for k, v in spec.items())

@@ -1,0 +1,141 @@
+#include "analysis_command.h"
+
+#include <fmt/format.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace gdr {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct AnalysisSub {
+  const char* name;
+  const char* description;
+};
+
+constexpr AnalysisSub kSubs[] = {
+    {"compare", "compare two result files case by case (exit 1 on a regression); see --help"},
+    {"stragglers", "per case, the ranks and hosts slower than the median rank; see --help"},
+    {"report", "self-contained HTML report with plots (--html OUT.html); see --help"},
+    {"history", "trend of one case across archived result files (--case ...); see --help"},
+};
+
+bool has_package(const fs::path& dir) {
+  std::error_code ec;
+  return fs::is_regular_file(dir / "gdranalysis" / "__main__.py", ec);
+}
+
+fs::path executable_dir() {
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : exe.parent_path();
+}
+
+}  // namespace
+
+std::string analysis_package_dir() {
+  if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env) {
+    if (has_package(env)) return env;
+  }
+#ifdef GDR_SOURCE_DIR
+  if (fs::path p = fs::path(GDR_SOURCE_DIR) / "results"; has_package(p)) return p.string();
+#endif
+  fs::path exe_dir = executable_dir();
+  if (!exe_dir.empty()) {
+    for (const char* rel : {"../results", "../share/gdrbench/results", "results"}) {
+      std::error_code ec;
+      fs::path p = fs::weakly_canonical(exe_dir / rel, ec);
+      if (!ec && has_package(p)) return p.string();
+    }
+  }
+  return {};
+}
+
+int run_analysis(const std::string& subcommand, const std::vector<std::string>& args) {
+  const char* env_python = std::getenv("GDR_PYTHON");
+  std::string python = (env_python && *env_python) ? env_python : "/usr/bin/python3";
+  std::string dir = analysis_package_dir();
+  if (dir.empty()) {
+    fmt::print(stderr,
+               "gdrbench {}: cannot find the analysis package gdranalysis (looked in $GDR_ANALYSIS_DIR, "
+               "the source tree's results/ and ../results next to the executable); "
+               "set GDR_ANALYSIS_DIR to the folder that holds gdranalysis/\n",
+               subcommand);
+    return 2;
+  }
+  std::string pythonpath = dir;
+  if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
+
+  std::vector<std::string> argv_s = {python, "-m", "gdranalysis", subcommand};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+
+  std::fflush(stdout);
+  std::fflush(stderr);
+  // Like system(): the child gets Ctrl-C, the parent waits for its status.
+  struct sigaction ignore {}, old_int {}, old_quit {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGINT, &ignore, &old_int);
+  sigaction(SIGQUIT, &ignore, &old_quit);
+  pid_t pid = fork();
+  if (pid == 0) {
+    sigaction(SIGINT, &old_int, nullptr);
+    sigaction(SIGQUIT, &old_quit, nullptr);
+    setenv("PYTHONPATH", pythonpath.c_str(), 1);
+    execvp(argv[0], argv.data());
+    fmt::print(stderr, "gdrbench {}: cannot run {}: {} (set GDR_PYTHON to a python3 with h5py, "
+               "numpy, scipy and matplotlib)\n", subcommand, python, std::strerror(errno));
+    _exit(127);
+  }
+  int status = 0;
+  int rc;
+  if (pid < 0) {
+    fmt::print(stderr, "gdrbench {}: fork failed: {}\n", subcommand, std::strerror(errno));
+    rc = 127;
+  } else {
+    pid_t w;
+    do {
+      w = waitpid(pid, &status, 0);
+    } while (w < 0 && errno == EINTR);
+    if (w < 0)
+      rc = 127;
+    else if (WIFEXITED(status))
+      rc = WEXITSTATUS(status);
+    else if (WIFSIGNALED(status))
+      rc = 128 + WTERMSIG(status);
+    else
+      rc = 127;
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  return rc;
+}
+
+CLI::App* add_analysis_commands(CLI::App& app, int& exit_code) {
+  exit_code = -1;
+  CLI::App* last = nullptr;
+  for (const AnalysisSub& s : kSubs) {
+    CLI::App* sub = app.add_subcommand(s.name, s.description);
+    sub->group("Analysis (Python, results/gdranalysis)");
+    sub->set_help_flag();   // --help goes to the Python side, which knows the options
+    sub->allow_extras();    // unknown options are kept, in order, for Python
+    sub->prefix_command();  // everything from the first positional on, too
+    std::string name = s.name;
+    sub->callback([sub, name, &exit_code] { exit_code = run_analysis(name, sub->remaining()); });
+    last = sub;
+  }
+  return last;
+}
+
+}  // namespace gdr
