@@ -2,6 +2,7 @@
 """Check a gdrbench result file written under Slurm (schema: results/README.md).
 
     check_h5.py FILE --ranks N --jobid ID [--host H ...] [--partition P]
+    check_h5.py FILE --ranks N --no-slurm [--host H ...]     (mpirun runs)
     check_h5.py --selftest
 
 Exit 0 when every check holds, 1 (listing every failed check) when one does
@@ -66,17 +67,18 @@ def check(path, ranks, jobid, hosts=None, partition=None):
         env = {k: s(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
         if not env:
             err("no /environment attributes")
-        if env.get("SLURM_JOB_ID") != str(jobid):
-            err(f"/environment SLURM_JOB_ID is {env.get('SLURM_JOB_ID')!r}, want {str(jobid)!r}")
-        nodelist = env.get("SLURM_JOB_NODELIST")
-        if not nodelist:
-            err("/environment has no SLURM_JOB_NODELIST")
-        elif hosts is not None and len(set(hosts)) == 1 and nodelist != hosts[0]:
-            err(f"/environment SLURM_JOB_NODELIST is {nodelist!r}, want {hosts[0]!r}")
-        if "SLURM_JOB_PARTITION" not in env:
-            err("/environment has no SLURM_JOB_PARTITION")
-        elif partition is not None and env["SLURM_JOB_PARTITION"] != partition:
-            err(f"/environment SLURM_JOB_PARTITION is {env['SLURM_JOB_PARTITION']!r}, want {partition!r}")
+        if jobid is not None:
+            if env.get("SLURM_JOB_ID") != str(jobid):
+                err(f"/environment SLURM_JOB_ID is {env.get('SLURM_JOB_ID')!r}, want {str(jobid)!r}")
+            nodelist = env.get("SLURM_JOB_NODELIST")
+            if not nodelist:
+                err("/environment has no SLURM_JOB_NODELIST")
+            elif hosts is not None and len(set(hosts)) == 1 and nodelist != hosts[0]:
+                err(f"/environment SLURM_JOB_NODELIST is {nodelist!r}, want {hosts[0]!r}")
+            if "SLURM_JOB_PARTITION" not in env:
+                err("/environment has no SLURM_JOB_PARTITION")
+            elif partition is not None and env["SLURM_JOB_PARTITION"] != partition:
+                err(f"/environment SLURM_JOB_PARTITION is {env['SLURM_JOB_PARTITION']!r}, want {partition!r}")
 
         cases = f["cases"] if "cases" in f else {}
         if len(cases) < 1:
@@ -84,6 +86,9 @@ def check(path, ranks, jobid, hosts=None, partition=None):
         if s(a.get("cases_completed")) != len(cases):
             err(f"cases_completed is {s(a.get('cases_completed'))!r} but /cases has {len(cases)}")
         for name, g in cases.items():
+            if len(errors) > 20:
+                err("... (further case errors not shown)")
+                break
             if s(g.attrs.get("ranks")) != ranks:
                 err(f"case {name}: ranks {s(g.attrs.get('ranks'))!r}, want {ranks}")
             if s(g.attrs.get("wrong", 0)) != 0:
@@ -160,18 +165,19 @@ def main():
     p.add_argument("--jobid")
     p.add_argument("--host", action="append", dest="hosts")
     p.add_argument("--partition")
+    p.add_argument("--no-slurm", action="store_true", help="skip the SLURM_* checks")
     p.add_argument("--selftest", action="store_true")
     a = p.parse_args()
     if a.selftest:
         return selftest()
-    if not a.file or a.ranks is None or not a.jobid:
-        p.error("FILE, --ranks and --jobid are required")
-    errors = check(a.file, a.ranks, a.jobid, a.hosts, a.partition)
+    if not a.file or a.ranks is None or not (a.jobid or a.no_slurm):
+        p.error("FILE, --ranks and --jobid (or --no-slurm) are required")
+    errors = check(a.file, a.ranks, None if a.no_slurm else a.jobid, a.hosts, a.partition)
     for e in errors:
         print(f"check_h5: {a.file}: {e}")
     if errors:
         return 1
-    print(f"check_h5: {a.file}: ok ({a.ranks} ranks, job {a.jobid})")
+    print(f"check_h5: {a.file}: ok ({a.ranks} ranks, {'no Slurm' if a.no_slurm else 'job ' + a.jobid})")
     return 0
 
 
