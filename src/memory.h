@@ -6,14 +6,18 @@
 // kind registers itself from src/cuda/ when it is built.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "datatype.h"
+#include "errors.h"
 
 namespace gdr {
 
@@ -53,8 +57,30 @@ class MemoryOps {
   // Number of elements differing from the exact expected result.
   virtual std::uint64_t count_wrong(const void* buf, std::size_t count, DType t, Op op,
                                     int nranks, int it) = 0;
-  // Waits for everything issued on this kind so far.
+  // Waits for everything issued on this kind so far (not the *_async copies below).
   virtual void sync() = 0;
+
+  // For the staged path (transports/staged): page-locked host memory that
+  // this kind's copy engines reach at full speed, and copies between it and
+  // this kind that run in the background while the wire moves other chunks.
+  // copy_async's source must be final when it is called. Its ticket is
+  // polled with copy_done(), which returns true once, then forgets it.
+  // Host defaults: plain memory, and the copy happens at once.
+  enum class CopyDir { to_host, from_host };
+  virtual void* alloc_pinned(std::size_t bytes) {
+    std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
+    void* p = std::aligned_alloc(4096, rounded);
+    if (!p)
+      throw RunError("cannot allocate " + std::to_string(bytes) + " B of staging host memory");
+    std::memset(p, 0, rounded);
+    return p;
+  }
+  virtual void free_pinned(void* p) { std::free(p); }
+  virtual std::uint64_t copy_async(void* dst, const void* src, std::size_t bytes, CopyDir) {
+    std::memcpy(dst, src, bytes);
+    return 0;
+  }
+  virtual bool copy_done(std::uint64_t /*ticket*/) { return true; }
 };
 
 // The operations of a kind, or nullptr when it is not built into this binary.

@@ -1,0 +1,38 @@
+// Launchers for the CUDA memory kind's kernels (cuda_kernels.cu), with plain
+// C++ signatures so cuda_memory.cpp compiles with the host compiler.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+
+#include "datatype.h"
+
+namespace gdr::cuda {
+
+struct Launch {
+  cudaStream_t stream;
+  int max_blocks;  // resident blocks that fill the GPU; grid-stride beyond that
+};
+
+// The 8 input values of one (op, rank), one per phase (exact_inputs.h), as
+// raw element bits computed by the host code so both sides agree bit for bit.
+struct InputTable {
+  alignas(16) unsigned char bytes[8 * 8];
+};
+// The 8 expected results, one per phase.
+struct ExpectedTable {
+  double v[8];
+};
+
+inline constexpr int kThreads = 512;
+
+cudaError_t launch_reduce(void* dst, const void* src, std::size_t count, DType t, Op op, Launch l);
+cudaError_t launch_fill(void* dst, std::size_t count, std::size_t elem_size, const InputTable& tab,
+                        int it, Launch l);
+// Adds the number of wrong elements to *d_counter (device memory).
+cudaError_t launch_count_wrong(const void* buf, std::size_t count, DType t,
+                               const ExpectedTable& tab, int it, unsigned long long* d_counter,
+                               Launch l);
+
+}  // namespace gdr::cuda

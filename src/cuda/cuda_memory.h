@@ -1,0 +1,27 @@
+// The CUDA memory kind's few entry points outside the MemoryOps table.
+// Compiled only when GDR_HAVE_CUDA is defined (src/cuda/CMakeLists.txt).
+#pragma once
+
+#include <string>
+
+namespace gdr::cuda {
+
+// Which GPU this rank uses: `device` (--device, -1 for none) or else
+// local_rank mod the device count. `max_local_ranks` is the largest number
+// of ranks on any node (the same on every rank), so that every rank agrees
+// whether ranks share a GPU. `who` names this rank in errors ("rank 3 (node07)").
+// Without this call the launcher's local-rank variable is used.
+void set_cuda_device_choice(int device, int local_rank, int max_local_ranks,
+                            const std::string& who);
+
+// The ordinal this rank uses, made current on the calling thread.
+// Throws UsageError when there is no usable device.
+int current_device();
+// The stream every kernel and copy()/sync() of the kind runs on (a cudaStream_t).
+void* compute_stream();
+// Whether two ranks of one node land on the same GPU (NCCL refuses that).
+bool ranks_share_gpu();
+// "rank 3 (node07)", for error messages of code that works on the GPU.
+const std::string& who();
+
+}  // namespace gdr::cuda
