@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, the `gpu` tests, then measurements;
+# details go under $OUT, a short table is printed last.
+#
+# usage: jobs/gpu/gpu_suite.sh [tests|measure|all]   (default all)
+#   GDR_CHUNKS="256K 1M 4M"  staged chunk sizes to sweep (p2p bw, staged over mpi)
+#   GDR_MAX=256M             largest p2p/allreduce size of the main sweep
+set -u
+what=${1:-all}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/gdr-out}
+mkdir -p "$out"
+build=$root/build-device
+t_start=$(date +%s)
+stamp() { echo "[$(( $(date +%s) - t_start )) s] $*"; }
+
+{
+  nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total --format=csv,noheader
+  nvcc --version | tail -1
+  mpirun --version | head -1
+  ls /usr/lib/x86_64-linux-gnu/libnccl.so* 2>&1
+  for h in CLI/CLI.hpp fmt/format.h hwloc.h gtest/gtest.h; do
+    echo "#include <$h>" | g++ -std=c++20 -E -x c++ - >/dev/null 2>&1 && echo "have $h" || echo "missing $h"
+  done
+  python3 --version 2>&1
+} >"$out/probe.txt" 2>&1
+stamp "probe: $(head -1 "$out/probe.txt")"
+
+"$root/jobs/gpu/device_build.sh" "$build" || exit 1
+stamp "built"
+bin=$build/gdrbench
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+[ -d /tmp/ucx/lib ] && export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+"$bin" list >"$out/list.txt" 2>&1
+mpi=(mpirun --oversubscribe --bind-to none)
+
+if [ "$what" = tests ] || [ "$what" = all ]; then
+  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 240 >"$out/ctest_gpu.txt" 2>&1
+  stamp "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$out/ctest_gpu.txt")"
+  grep -E "^ *[0-9]+/[0-9]+ Test" "$out/ctest_gpu.txt"
+fi
+
+# JSON Lines -> "name size value" rows for the table.
+pick() {  # file, field (busbw_gbps|algbw_gbps|time_us_mean)
+  python3 - "$1" "$2" <<'EOF'
+import json, sys
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    name = f"{r['test']}/{r['transport']}/{r['mem']}/{r['path']}" + ("/ref" if r['reference'] else "")
+    print(f"{name:34s} {r['bytes']:>11d} {r[sys.argv[2]]!s:>10s}  wrong={r['wrong']}")
+EOF
+}
+
+if [ "$what" = measure ] || [ "$what" = all ]; then
+  max=${GDR_MAX:-256M}
+  # 1. The staged chunk size: p2p bw over mpi on device memory per chunk size.
+  for ch in ${GDR_CHUNKS:-256K 1M 4M 16M}; do
+    GDR_STAGE_CHUNK=$ch timeout 120 "${mpi[@]}" -np 2 "$bin" run -t bw,allreduce -T mpi -m cuda --path staged \
+      -b 1M -e "$max" -f 4 -n 5 -w 2 --window 8 --chunk 4M --reference none \
+      --output "$out/chunk_$ch.h5" --json "$out/chunk_$ch.jsonl" >"$out/chunk_$ch.txt" 2>&1
+    stamp "stage chunk $ch: rc $?"
+  done
+  # 2. The main comparison, 2 ranks on the one GPU, each transport on its own
+  #    (a transport named with -T that cannot do a path stops the run).
+  common=(-t allreduce,latency,bw,bibw -b 8 -e "$max" -f 4 -n 10 -w 3 --window 8)
+  timeout 200 "${mpi[@]}" -np 2 "$bin" run "${common[@]}" -T mpi -m host,cuda --path staged \
+    --reference mpi --output "$out/main_mpi.h5" --json "$out/main_mpi.jsonl" \
+    >"$out/main_mpi.txt" 2>&1
+  stamp "main mpi: rc $?"
+  timeout 200 "${mpi[@]}" -np 2 "$bin" run "${common[@]}" -T ucx -m host,cuda --path direct,staged \
+    --reference none --output "$out/main_ucx.h5" --json "$out/main_ucx.jsonl" \
+    >"$out/main_ucx.txt" 2>&1
+  stamp "main ucx: rc $?"
+  # The copy ceilings: one copy at a time per rank (transports defaulted, so
+  # lanes that cannot run on device memory are skipped with a note).
+  timeout 120 "${mpi[@]}" -np 2 "$bin" run -t bw -m cuda --path direct -b 1M -e "$max" -f 4 -n 10 -w 3 \
+    --window 8 --reference copy-d2d,copy-d2h,copy-h2d --output "$out/copy.h5" --json "$out/copy.jsonl" \
+    >"$out/copy.txt" 2>&1
+  stamp "copy references: rc $?"
+  timeout 60 "${mpi[@]}" -np 1 "$bin" run -t allreduce -m cuda --path direct -b 1M -e "$max" -f 4 -n 10 -w 3 \
+    --reference nccl --output "$out/nccl_np1.h5" --json "$out/nccl_np1.jsonl" >"$out/nccl_np1.txt" 2>&1
+  stamp "nccl np1: rc $?"
+
+  echo
+  echo "== staged chunk sweep (bw algbw GB/s; allreduce busbw GB/s) =="
+  for ch in ${GDR_CHUNKS:-256K 1M 4M 16M}; do
+    [ -s "$out/chunk_$ch.jsonl" ] || continue
+    echo "-- chunk $ch"
+    paste <(pick "$out/chunk_$ch.jsonl" algbw_gbps | grep '^bw' | awk '{print $2, $3}') \
+          <(pick "$out/chunk_$ch.jsonl" busbw_gbps | grep '^allreduce' | awk '{print $3}')
+  done
+  for f in main_mpi main_ucx copy nccl_np1; do
+    [ -s "$out/$f.jsonl" ] || { echo "== $f: no results"; tail -5 "$out/$f.txt"; continue; }
+    echo "== $f: allreduce busbw, bw/bibw algbw GB/s, latency us =="
+    pick "$out/$f.jsonl" busbw_gbps | grep '^allreduce' | awk '$2 >= 1048576'
+    pick "$out/$f.jsonl" algbw_gbps | grep -E '^(bw|bibw)' | awk '$2 >= 1048576'
+    pick "$out/$f.jsonl" time_us_mean | grep '^latency' | awk '$2 <= 4096'
+  done
+fi
+stamp "done"
