@@ -72,11 +72,14 @@ fi
 # Orphaned job steps of this cluster: slurmstepd processes with a file under $D open.
 for p in /proc/[0-9]*; do
   [[ $(cat "$p/comm" 2>/dev/null) == slurmstepd ]] || continue
-  if ls -l "$p/fd" 2>/dev/null | grep -qF -- "$D/"; then
-    pid=${p#/proc/}
-    echo "stop-slurm: stopping leftover slurmstepd ($pid)"
-    stop_pid slurmstepd "$pid"
-  fi
+  for fd in "$p"/fd/*; do
+    if [[ $(readlink "$fd" 2>/dev/null) == "$D"/* ]]; then
+      pid=${p#/proc/}
+      echo "stop-slurm: stopping leftover slurmstepd ($pid)"
+      stop_pid slurmstepd "$pid"
+      break
+    fi
+  done
 done
 
 rc=0
