@@ -61,7 +61,7 @@ label=${GDR_LABEL:-default}
 if [[ ! $label =~ ^[A-Za-z0-9-]+$ ]]; then
   echo "nightly: GDR_LABEL '$label': use letters, digits and '-' only" >&2; exit 4
 fi
-archive=${GDR_ARCHIVE:-$here/../results/archive}
+archive=${GDR_ARCHIVE:-$(cd "$here/.." && pwd)/results/archive}
 if [[ -n ${SLURM_JOB_ID:-} ]]; then np=${GDR_NP:-${SLURM_NTASKS:-2}}; else np=${GDR_NP:-2}; fi
 [[ $np =~ ^[0-9]+$ ]] || { echo "nightly: GDR_NP '$np' is not a number" >&2; exit 4; }
 
