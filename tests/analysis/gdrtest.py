@@ -1,0 +1,102 @@
+"""Shared helpers for the analysis tests: real gdrbench runs under mpirun,
+and h5py edits of their files (scaled cases, other schema versions...)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+RESULTS = os.path.join(REPO, "results")
+if RESULTS not in sys.path:
+    sys.path.insert(0, RESULTS)
+
+PYTHON = os.environ.get("GDR_PYTHON", "/usr/bin/python3")
+
+
+def gdrbench() -> str | None:
+    """The binary: $GDRBENCH (ctest passes $<TARGET_FILE:gdrbench>), else build/gdrbench."""
+    for p in (os.environ.get("GDRBENCH"), os.path.join(REPO, "build", "gdrbench")):
+        if p and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+def mpi_env():
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+               OMPI_MCA_rmaps_base_oversubscribe="1")
+    return env
+
+
+def make_run(path, *args, np=2, timeout=180):
+    """A real run: mpirun -np N gdrbench run ARGS --output PATH."""
+    exe = gdrbench()
+    if exe is None:
+        raise unittest.SkipTest("no gdrbench binary (set GDRBENCH or build into build/)")
+    if shutil.which("mpirun") is None:
+        raise unittest.SkipTest("no mpirun")
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np), exe, "run", *args, "--output", path, "--force"]
+    r = subprocess.run(cmd, env=mpi_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=timeout)
+    if r.returncode != 0 or not os.path.exists(path):
+        raise AssertionError(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+    return path
+
+
+def analysis(*args, timeout=300):
+    """python3 -m gdranalysis ARGS -> CompletedProcess (text)."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = RESULTS + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return subprocess.run([PYTHON, "-m", "gdranalysis", *args], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout)
+
+
+def copy(src, dst):
+    shutil.copyfile(src, dst)
+    return dst
+
+
+def scale_case(path, case, factor, rank=None):
+    """Multiply a case's times (one rank's, or every rank's) in place."""
+    import h5py
+    with h5py.File(path, "r+") as f:
+        d = f[f"cases/{case}/times"]
+        t = d[()]
+        if rank is None:
+            t = t * factor
+        else:
+            t[rank] = t[rank] * factor
+        d[...] = t
+
+
+def set_root_attr(path, name, value):
+    import h5py
+    with h5py.File(path, "r+") as f:
+        if value is None:
+            del f.attrs[name]
+        else:
+            f.attrs[name] = value
+
+
+class TempDirCase(unittest.TestCase):
+    """A TestCase with a class-wide temporary directory `cls.tmp`."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix=f"gdranalysis-{cls.__name__}-")
+
+    @classmethod
+    def tearDownClass(cls):
+        if os.environ.get("GDR_KEEP_TEST_FILES"):
+            print(f"kept {cls.tmp}", file=sys.stderr)
+        else:
+            shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def p(self, name):
+        return os.path.join(self.tmp, name)

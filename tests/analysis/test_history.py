@@ -1,0 +1,105 @@
+"""`history` across real runs whose start times are not in name order, and
+the archive in results/archive/."""
+
+import glob
+import json
+import os
+import re
+
+import h5py
+
+from gdrtest import RESULTS, TempDirCase, analysis, copy, make_run, set_root_attr
+
+from gdranalysis.schema import load_run
+
+ARCHIVE = os.path.join(RESULTS, "archive")
+NAME = re.compile(r"^(\d{8}T\d{6})_([A-Za-z0-9.-]+)_(\d+)r(_[A-Za-z0-9.-]+)?\.h5$")
+
+
+class History(TempDirCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        src = make_run(os.path.join(cls.tmp, "src.h5"), "-t", "allreduce", "-e", "4K", "-n", "5")
+        # Three archived runs; file names deliberately not in date order.
+        cls.dates = {"c.h5": "2025-01-03T00:00:00Z", "a.h5": "2025-03-01T12:00:00Z",
+                     "b.h5": "2024-12-31T23:59:59Z"}
+        cls.files = []
+        for name, date in cls.dates.items():
+            p = os.path.join(cls.tmp, name)
+            if name == "c.h5":
+                make_run(p, "-t", "allreduce", "-e", "4K", "-n", "5")
+            else:
+                copy(src, p)
+            set_root_attr(p, "start_utc", date)
+            cls.files.append(p)
+        with h5py.File(os.path.join(cls.tmp, "a.h5"), "r+") as f:   # make the newest one slower
+            for g in f["cases"].values():
+                g["times"][...] = g["times"][()] * 3
+
+    def test_sorted_by_start_time(self):
+        r = analysis("history", *self.files, "--case", "test=allreduce,transport=mpi,reference=0,bytes=1K",
+                     "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        doc = json.loads(r.stdout)
+        self.assertEqual(len(doc["trends"]), 1)
+        pts = doc["trends"][0]["points"]
+        self.assertEqual([p["file"] for p in pts], ["b.h5", "c.h5", "a.h5"])
+        self.assertEqual([p["start_utc"] for p in pts], sorted(self.dates.values()))
+        self.assertAlmostEqual(pts[0]["vs_first"], 1.0)
+        self.assertGreater(pts[2]["vs_previous"], 2.0)   # the slowed-down copy
+        t = analysis("history", *self.files, "--case", "test=allreduce,reference=0,bytes=1K")
+        self.assertEqual(t.returncode, 0)
+        lines = [l for l in t.stdout.splitlines() if l.startswith("20")]
+        self.assertEqual([l.split()[1] for l in lines], ["b.h5", "c.h5", "a.h5"])
+
+    def test_several_matches_and_plot(self):
+        png = self.p("trend.png")
+        r = analysis("history", *self.files, "--case", "test=allreduce,bytes=1K", "--plot", png)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("matches 2 distinct cases", r.stdout)   # ours and the MPI reference row
+        with open(png, "rb") as f:
+            self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")
+
+    def test_file_name_date_when_start_missing(self):
+        p = copy(self.files[0], self.p("20200101T000000_host_2r.h5"))
+        set_root_attr(p, "start_utc", None)
+        r = analysis("history", p, *self.files, "--case", "test=allreduce,reference=0,bytes=8", "--json")
+        pts = json.loads(r.stdout)["trends"][0]["points"]
+        self.assertEqual(pts[0]["file"], "20200101T000000_host_2r.h5")
+
+    def test_bad_files_are_skipped_and_bad_selections_refused(self):
+        bad = self.p("bad.h5")
+        with open(bad, "w") as f:
+            f.write("not hdf5")
+        r = analysis("history", bad, *self.files, "--case", "test=allreduce,bytes=8,reference=0")
+        self.assertEqual(r.returncode, 0)
+        self.assertIn("skipped", r.stderr)
+        self.assertEqual(analysis("history", *self.files, "--case", "test=nope").returncode, 2)
+        r = analysis("history", *self.files, "--case", "colour=red")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown key", r.stderr)
+        self.assertEqual(analysis("history", bad, "--case", "test=allreduce").returncode, 2)
+        self.assertEqual(analysis("history", *self.files).returncode, 2)   # --case is required
+
+
+class Archive(TempDirCase):
+    """Every file in results/archive/ is readable, named to sort by date,
+    and described in results/archive/README.md."""
+
+    def test_archive(self):
+        files = sorted(glob.glob(os.path.join(ARCHIVE, "*.h5")))
+        with open(os.path.join(ARCHIVE, "README.md")) as f:
+            readme = f.read()
+        for p in files:
+            name = os.path.basename(p)
+            m = NAME.match(name)
+            self.assertIsNotNone(m, f"{name}: not <yyyymmddTHHMMSS>_<host>_<np>r[_label].h5")
+            run = load_run(p)
+            self.assertEqual(run.start.strftime("%Y%m%dT%H%M%S"), m.group(1), name)
+            self.assertEqual(run.nranks, int(m.group(3)), name)
+            self.assertIn(name, readme)
+        if len(files) > 1:
+            r = analysis("history", *files, "--case", "test=allreduce,reference=0,bytes=1K,transport=mpi",
+                         "--json")
+            self.assertEqual(r.returncode, 0, r.stderr)

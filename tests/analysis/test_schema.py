@@ -1,0 +1,56 @@
+"""Unit tests of the reader's helpers (no runs needed)."""
+
+import unittest
+
+import numpy as np
+
+import gdrtest  # noqa: F401  (sets sys.path)
+from gdranalysis.compare import verdict, widen
+from gdranalysis.schema import (Case, InputError, format_bytes, parse_bytes, parse_case_spec)
+
+
+def _case(**kw):
+    a = dict(test="allreduce", transport="mpi", reference=0, mem="host", path="direct", dtype="float",
+             op="sum", bytes=1024, ranks=2, src=-1, dst=-1)
+    a.update(kw)
+    return Case(name="00000", attrs=a, times=np.array([[1.0, 2.0, np.nan], [3.0, 1.0, np.nan]]))
+
+
+class Helpers(unittest.TestCase):
+    def test_sizes(self):
+        self.assertEqual(parse_bytes("1M"), 1 << 20)
+        self.assertEqual(parse_bytes("64k"), 65536)
+        self.assertEqual(parse_bytes("8"), 8)
+        self.assertRaises(ValueError, parse_bytes, "1.5M")
+        self.assertEqual(format_bytes(1 << 30), "1G")
+        self.assertEqual(format_bytes(1536), "1536")
+
+    def test_case_spec(self):
+        self.assertEqual(parse_case_spec("test=allreduce, bytes=1M,reference=true,src=0"),
+                         {"test": "allreduce", "bytes": 1 << 20, "reference": 1, "src": 0})
+        self.assertEqual(parse_case_spec("size=4K"), {"bytes": 4096})
+        for bad in ("colour=red", "test", "bytes=big", "ranks=two", "reference=maybe"):
+            self.assertRaises(InputError, parse_case_spec, bad)
+
+    def test_slowest_and_rank_medians(self):
+        c = _case()
+        np.testing.assert_array_equal(c.slowest(), [3.0, 2.0])     # the all-NaN iteration dropped
+        np.testing.assert_array_equal(c.rank_medians(), [1.5, 2.0])
+        self.assertEqual(c.label(), "allreduce mpi host direct float sum 1K")
+        self.assertEqual(_case(test="bw", dtype="byte", op="none", src=0, dst=1).label(),
+                         "bw0>1 mpi host direct 1K")
+
+    def test_verdict(self):
+        self.assertEqual(verdict(1.06, 1.2, 5), "regression")
+        self.assertEqual(verdict(1.04, 1.2, 5), "same")
+        self.assertEqual(verdict(0.8, 0.94, 5), "improvement")
+        self.assertEqual(verdict(0.8, 0.96, 5), "same")
+        self.assertEqual(verdict(float("nan"), 1, 5), "n/a")
+
+    def test_widen(self):
+        lo, hi = widen(1.0, 0.99, 1.01, 0.0, 1.96)
+        self.assertEqual((lo, hi), (0.99, 1.01))
+        lo, hi = widen(1.0, 0.99, 1.01, 0.05, 1.96)
+        self.assertLess(lo, 0.92)
+        self.assertGreater(hi, 1.08)
+        self.assertAlmostEqual(np.log(hi), np.hypot(np.log(1.01), 1.96 * 0.05))
