@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Checks a gdrbench HDF5 result file written inside the Soft-RoCE guest.
+
+  check_h5.py FILE --ranks N --transport verbs [--min-cases K] [--test T]...
+
+Fails (exit 1, one line per problem) unless the run completed, every case
+has #wrong == 0 and a times dataset of shape [ranks, iters] with a finite
+value for each rank that took part, the transport's cases are all there,
+and the transport's facts (device, registration) were stored.
+"""
+import argparse
+import math
+import sys
+
+import h5py
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("file")
+    ap.add_argument("--ranks", type=int, required=True)
+    ap.add_argument("--transport", default="verbs")
+    ap.add_argument("--min-cases", type=int, default=1)
+    ap.add_argument("--test", action="append", default=[], help="a test that must appear")
+    a = ap.parse_args()
+    problems = []
+    with h5py.File(a.file, "r") as f:
+        if f.attrs.get("schema_version") != 1:
+            problems.append(f"schema_version {f.attrs.get('schema_version')}, want 1")
+        if f.attrs.get("status") != "complete":
+            problems.append(f"status {f.attrs.get('status')!r}: {f.attrs.get('error')}")
+        if f.attrs.get("ranks") != a.ranks:
+            problems.append(f"ranks {f.attrs.get('ranks')}, want {a.ranks}")
+        facts = dict(f["facts"].attrs) if "facts" in f else {}
+        for key in (f"{a.transport}.device", f"{a.transport}.registration"):
+            if a.transport == "verbs" and key not in facts:
+                problems.append(f"fact {key} missing")
+        ours, tests = 0, set()
+        for name, g in f["cases"].items():
+            at = dict(g.attrs)
+            label = f"case {name} ({at.get('test')} {at.get('transport')} {at.get('dtype')} " \
+                    f"{at.get('op')} {at.get('bytes')} B)"
+            if at.get("wrong") != 0:
+                problems.append(f"{label}: #wrong = {at.get('wrong')}")
+            times = g["times"][()]
+            if times.shape != (a.ranks, at["iters"]):
+                problems.append(f"{label}: times shape {times.shape}")
+            if not any(all(math.isfinite(t) and t > 0 for t in row) for row in times):
+                problems.append(f"{label}: no rank has a full row of positive times")
+            if at.get("transport") == a.transport and not at.get("reference"):
+                ours += 1
+                tests.add(at.get("test"))
+        if ours < a.min_cases:
+            problems.append(f"{ours} {a.transport} cases, want at least {a.min_cases}")
+        for t in a.test:
+            if t not in tests:
+                problems.append(f"no {t} case over {a.transport}")
+    for p in problems:
+        print(f"check_h5: {a.file}: {p}")
+    if not problems:
+        print(f"check_h5: {a.file}: ok ({ours} {a.transport} cases, all #wrong = 0)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
