@@ -63,6 +63,7 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk, "ring allreduce pipeline chunk size")->capture_default_str();
   sub.add_option("--device", a.device, "CUDA device for every rank (default: local rank mod count)");
+  sub.add_option("--stage-chunk", a.stage_chunk, "staged path: bytes per pinned host chunk")->capture_default_str();
 }
 
 namespace {
@@ -138,6 +139,7 @@ RunOptions validate(const RunArgs& a) {
   o.chunk_bytes = parse_size(a.chunk, "--chunk");
   if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
   o.device = a.device;
+  o.stage_chunk_bytes = parse_size(a.stage_chunk, "--stage-chunk");
   o.output = a.output;
   o.json = a.json;
   o.force = a.force;

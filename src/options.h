@@ -34,6 +34,7 @@ struct RunArgs {
   int window = 64;
   std::string chunk = "1M";
   int device = -1;
+  std::string stage_chunk = "4M";
 };
 
 // Validated, typed options.
@@ -54,6 +55,7 @@ struct RunOptions {
   int window = 64;
   std::size_t chunk_bytes = 1 << 20;
   int device = -1;
+  std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk
 };
 
 // Adds the `run` options to `sub`, writing into `args`.
