@@ -24,14 +24,14 @@ stamp() { echo "[$(( $(date +%s) - t_start )) s] $*"; }
   done
   python3 --version 2>&1
 } >"$out/probe.txt" 2>&1
-stamp "probe: $(head -1 "$out/probe.txt")"
+stamp "probe: $(tr "\n" ";" <"$out/probe.txt")"
 
 "$root/jobs/gpu/device_build.sh" "$build" || exit 1
 stamp "built"
 bin=$build/gdrbench
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -d /tmp/ucx/lib ] && export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-"$bin" list >"$out/list.txt" 2>&1
+"$bin" list >"$out/list.txt" 2>&1; grep -E "^  (cuda|ucx|mpi) " "$out/list.txt"
 mpi=(mpirun --oversubscribe --bind-to none)
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
