@@ -183,7 +183,10 @@ def heatmap(run: Run, test: str) -> bytes | None:
     width = min(max(4.5, 0.5 * nr + 4.5), 16)
     fig, ax = plt.subplots(figsize=(width, height))
     cmap = plt.get_cmap("RdBu_r").copy()
-    cmap.set_bad("#dddddd")
+    cmap.set_bad((0, 0, 0, 0))          # transparent: the hatched background shows "sat out"
+    ax.patch.set_facecolor("white")
+    ax.patch.set_hatch("////")
+    ax.patch.set_edgecolor("#b0b0b0")
     im = ax.imshow(np.ma.masked_invalid(ratio), aspect="auto", cmap=cmap,
                    norm=TwoSlopeNorm(vmin=-span, vcenter=0.0, vmax=span), interpolation="nearest")
     ax.set_yticks(range(len(labels)))
@@ -193,7 +196,8 @@ def heatmap(run: Run, test: str) -> bytes | None:
     ax.set_xticklabels([f"{r}\n{run.host_of(r)}" for r in range(0, nr, step)], fontsize=7)
     ax.set_xlabel("rank / host")
     cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
-    nice = (0.25, 0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0, 4.0)
+    nice = ((0.25, 0.5, 0.67, 1.0, 1.5, 2.0, 4.0) if span > np.log2(1.6)
+            else (0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5))
     ticks = [np.log2(t) for t in nice if abs(np.log2(t)) <= span + 1e-9]
     cb.set_ticks(ticks)
     cb.set_ticklabels([f"{2 ** t:.3g}x" for t in ticks])

@@ -17,6 +17,8 @@ from .compare import Comparison
 from .schema import Run
 from .text import fmt_num, fmt_us
 
+MAX_STRAGGLER_ROWS = 40
+
 CSS = """
 body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px auto;
        max-width: 1280px; color: #222; padding: 0 16px; }
@@ -116,8 +118,12 @@ def _stragglers_html(rep) -> str:
     out = (f"<p>{len(rep.cases)} cases with at least two ranks timed; {len(flagged)} with a rank more than "
            f"{rep.threshold_pct:g}% slower than the median rank.</p>")
     if flagged:
+        shown = sorted(flagged, key=lambda c: -c.slowest_ratio)[:MAX_STRAGGLER_ROWS]
+        if len(shown) < len(flagged):
+            out += (f"<p>The {len(shown)} worst (<code>gdrbench stragglers</code> lists all "
+                    f"{len(flagged)}):</p>")
         out += "<table><tr><th>case</th><th>median rank (us)</th><th>flagged rank (host): ratio</th></tr>"
-        for c in flagged[:200]:
+        for c in shown:
             f = ", ".join(f"{r} ({rep.run.host_of(r)}): {c.ratio[r]:.2f}" for r in c.flagged)
             out += (f'<tr class="flag"><td>{_e(c.label)}</td><td class="num">{_e(fmt_us(c.median_rank_us))}</td>'
                     f"<td>{_e(f)}</td></tr>")
@@ -154,7 +160,12 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     if wrong:
         parts.append(f"<p class='bad'>{len(wrong)} case(s) returned wrong results, e.g. {_e(wrong[0])}</p>")
 
-    if cmp is not None:
+    if cmp is not None and not cmp.cases:
+        parts.append("<h2>Against the baseline</h2>")
+        parts.append(f"<p class='note'>The baseline <code>{_e(cmp.base.describe())}</code> has no case in "
+                     "common with this run (cases match on test, transport, reference, mem, path, dtype, op, "
+                     "bytes, ranks, src, dst): nothing to compare.</p>")
+    elif cmp is not None:
         s = cmp.as_dict()["summary"]
         parts.append("<h2>Against the baseline</h2>")
         parts.append(f"<p>Baseline: <code>{_e(cmp.base.describe())}</code><br>"
@@ -189,7 +200,7 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     any_heat = False
     for test in plots._tests(run.cases):
         any_heat |= add(plots.heatmap(run, test), f"fig-heatmap-{test}", f"per-rank heat map {test}",
-                        f"{test}: each rank's median time over the case's median rank; grey: the rank sat out.")
+                        f"{test}: each rank's median time over the case's median rank; hatched: the rank sat out.")
     if not any_heat:
         parts.append("<p class='note'>No case timed two or more ranks.</p>")
     parts.append(_stragglers_html(rep))
