@@ -69,7 +69,7 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
                "the source tree's results/ and ../results next to the executable); "
                "set GDR_ANALYSIS_DIR to the folder that holds gdranalysis/\n",
                subcommand);
-    return 2;
+    return 3;
   }
   std::string pythonpath = dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;

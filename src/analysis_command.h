@@ -22,8 +22,9 @@ namespace gdr {
 CLI::App* add_analysis_commands(CLI::App& app, int& exit_code);
 
 // Runs the analysis for one subcommand with its arguments; returns the exit
-// status (127 when the interpreter cannot be started, 2 when the package
-// cannot be found). Exposed for tests.
+// status: the interpreter's (0, 1 regression, 2 bad input, 3 internal error
+// or missing Python package), 128 + signal if it was killed, 127 when it
+// cannot be started, 3 when the package cannot be found. Exposed for tests.
 int run_analysis(const std::string& subcommand, const std::vector<std::string>& args);
 
 // The folder holding gdranalysis/ (empty when not found). Order: the

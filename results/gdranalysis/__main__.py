@@ -2,6 +2,10 @@
 
 import sys
 
-from .cli import main
+try:
+    from .cli import main
+except ImportError as e:   # numpy, h5py... missing: status 3, not 1 (which means "regression")
+    print(f"gdrbench: error: {e}: install the packages in jobs/deps/debian-analysis.txt", file=sys.stderr)
+    sys.exit(3)
 
 sys.exit(main())

@@ -3,7 +3,8 @@ which is what `gdrbench compare|stragglers|report|history ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
-(one line on stderr saying why).
+(one line on stderr saying why), 3 internal error or missing Python package
+(never 1, so that a crash is not read as a regression).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 from . import SCHEMA_VERSION, __version__
 from .schema import InputError
 
-EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 PROG = "gdrbench"
 
 
@@ -205,3 +206,11 @@ def main(argv=None) -> int:
     except OSError as e:     # e.g. the --html or --plot path cannot be written
         print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ImportError as e:
+        print(f"{prog}: error: {e}: install the packages in jobs/deps/debian-analysis.txt", file=sys.stderr)
+        return EXIT_INTERNAL
+    except Exception:        # never let a crash look like "regression" (1)
+        import traceback
+        traceback.print_exc()
+        print(f"{prog}: internal error (a bug in gdranalysis; the traceback is above)", file=sys.stderr)
+        return EXIT_INTERNAL

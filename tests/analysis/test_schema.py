@@ -54,3 +54,23 @@ class Helpers(unittest.TestCase):
         self.assertLess(lo, 0.92)
         self.assertGreater(hi, 1.08)
         self.assertAlmostEqual(np.log(hi), np.hypot(np.log(1.01), 1.96 * 0.05))
+
+
+class ExitStatus(unittest.TestCase):
+    def test_crash_is_not_a_regression(self):
+        import contextlib
+        import io
+        from gdranalysis import cli
+
+        def boom(a):
+            raise RuntimeError("simulated bug")
+        saved = cli.cmd_compare
+        cli.cmd_compare = boom
+        err = io.StringIO()
+        try:
+            with contextlib.redirect_stderr(err):
+                rc = cli.main(["compare", "a.h5", "b.h5"])
+        finally:
+            cli.cmd_compare = saved
+        self.assertEqual(rc, 3)
+        self.assertIn("internal error", err.getvalue())
