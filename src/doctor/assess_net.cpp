@@ -21,7 +21,8 @@ void device_checks(const Facts& f, std::vector<Check>& out) {
   const auto& r = f.rdma;
   Check d{"rdma", "devices", "", "", ""};
   std::vector<std::string> names;
-  for (const auto& h : r.hcas) names.push_back(h.pci.empty() ? h.name : h.name + " " + h.pci);
+  for (const auto& h : r.hcas)
+    names.push_back(h.pci.empty() ? h.name + " (software, no PCI device)" : h.name + " " + h.pci);
   if (r.hcas.empty()) {
     d.status = "fail";
     d.evidence = "no RDMA device (/sys/class/infiniband is empty" +

@@ -40,7 +40,7 @@ void emit(const CommandOptions& o, const std::vector<Report>& reports) {
   if (!o.output.empty()) {
     std::ofstream f(o.output);
     f << to_json(reports);
-    if (!f) throw RunError("doctor: cannot write " + o.output);
+    if (!f) throw RunError("cannot write " + o.output);
   }
 }
 
@@ -51,10 +51,18 @@ int run(const CommandOptions& o) {
     return exit_code(reports);
   }
   Bootstrap boot(nullptr, nullptr, o.timeout);
+  std::vector<Report> reports = gather(boot, o.probe);
+  if (boot.rank() == 0) emit(o, reports);
+  return exit_code(reports);  // the same on every rank
+}
+
+}  // namespace
+
+std::vector<Report> gather(Bootstrap& boot, const Options& options) {
   std::vector<std::byte> mine;
   if (boot.local_rank() == 0) {  // one report per host
     set_activity("doctor: collecting this node's report");
-    Report r = collect_local(o.probe);
+    Report r = collect_local(options);
     r.host = boot.host();
     mine = to_bytes(r);
   }
@@ -67,11 +75,8 @@ int run(const CommandOptions& o) {
     Report r = from_bytes(b);
     if (hosts.insert(r.host).second) reports.push_back(std::move(r));
   }
-  if (boot.rank() == 0) emit(o, reports);
-  return exit_code(reports);  // the same on every rank
+  return reports;
 }
-
-}  // namespace
 
 CLI::App* add_command(CLI::App& app, int& exit_code) {
   auto o = std::make_shared<CommandOptions>();
@@ -94,7 +99,14 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
   sub->add_flag_function("--no-libraries", [o](std::int64_t) { o->probe.probe_libraries = false; },
                 "Do not load NVML, CUDA, libibverbs, UCX or NCCL")
       ->group("");
-  sub->callback([o, &exit_code] { exit_code = run(*o); });
+  sub->callback([o, &exit_code] {
+    try {
+      exit_code = run(*o);
+    } catch (const std::exception& e) {  // MPI trouble, an unwritable --output
+      std::fprintf(stderr, "gdrbench doctor: %s\n", e.what());
+      exit_code = kExitDoctorFailed;
+    }
+  });
   return sub;
 }
 

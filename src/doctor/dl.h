@@ -20,9 +20,9 @@ class Library {
         name_ = n;
         return;
       }
+      // Report the first name's failure; the others are fallbacks.
       const char* e = dlerror();
-      if (!error_.empty()) error_ += "; ";
-      error_ += e ? e : n;
+      if (error_.empty()) error_ = e ? e : n;
     }
   }
   ~Library() {

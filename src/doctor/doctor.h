@@ -19,6 +19,9 @@
 namespace CLI {
 class App;
 }
+namespace gdr {
+class Bootstrap;
+}
 
 namespace gdr::doctor {
 
@@ -40,6 +43,8 @@ struct Report {
 inline constexpr int kExitReady = 0;
 inline constexpr int kExitDegraded = 3;
 inline constexpr int kExitNotReady = 4;
+// The doctor itself could not finish (MPI failed, --output not writable).
+inline constexpr int kExitDoctorFailed = 1;
 
 // Where collect_local looks. The defaults are the live machine; tests point
 // the roots at fake trees and the topology at an XML file.
@@ -78,9 +83,17 @@ Report from_bytes(std::span<const std::byte> bytes);  // throws std::runtime_err
 // agree or when there is a single report.
 std::vector<std::vector<std::string>> differences(const std::vector<Report>& reports);
 
-// Key/value pairs for result-file metadata: doctor.verdict,
-// doctor.<area>.<name>.status, doctor.<area>.<name>.evidence, ...
+// Key/value pairs for result-file metadata: doctor.host, doctor.verdict, and
+// doctor.<area>.<name> = "<status>: <evidence>" per check.
 std::vector<std::pair<std::string, std::string>> flatten(const Report& report);
+// The same for several hosts: doctor.verdict (the worst), doctor.hosts
+// ("a,b"), then doctor.<host>.verdict and doctor.<host>.<area>.<name>.
+std::vector<std::pair<std::string, std::string>> flatten(const std::vector<Report>& reports);
+
+// Collective over the bootstrap's ranks: the first rank of every host runs
+// collect_local(options); every rank returns all hosts' reports, one per
+// host, in rank order.
+std::vector<Report> gather(Bootstrap& boot, const Options& options = {});
 
 // One line that `gdrbench run` prints before its table when this node is not
 // ready for what the run asks, or "" when it is. `transport` is verbs | ucx |

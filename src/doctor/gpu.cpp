@@ -58,7 +58,7 @@ struct Nvml {
 void probe_nvml(GpuSide& g) {
   Nvml n;
   if (!n.lib) {
-    g.nvml_error = "libnvidia-ml.so.1 not loadable: " + n.lib.error();
+    g.nvml_error = "NVML not loadable: " + n.lib.error();
     return;
   }
   if (!n.init || !n.count || !n.handle) {
@@ -81,8 +81,12 @@ void probe_nvml(GpuSide& g) {
     char name[128] = {};
     if (n.name && n.name(dev, name, sizeof name) == 0) f.name = name;
     nvmlPciInfo pci{};
-    if (n.pci && n.pci(dev, &pci) == 0)
-      f.bus_id = normalize_busid(fmt::format("{:x}:{:x}:{:x}.0", pci.domain, pci.bus, pci.device));
+    if (n.pci && n.pci(dev, &pci) == 0) {
+      pci.busId[sizeof pci.busId - 1] = '\0';
+      f.bus_id = normalize_busid(pci.busId);
+      if (f.bus_id.empty())
+        f.bus_id = normalize_busid(fmt::format("{:x}:{:x}:{:x}.0", pci.domain, pci.bus, pci.device));
+    }
     nvmlBAR1Memory bar1{};
     if (n.bar1 && n.bar1(dev, &bar1) == 0) f.bar1_bytes = static_cast<long long>(bar1.total);
     nvmlMemory mem{};
@@ -119,7 +123,7 @@ struct Cuda {
 void probe_cuda(GpuSide& g) {
   Cuda c;
   if (!c.lib) {
-    g.cuda_error = "libcuda.so.1 not loadable: " + c.lib.error();
+    g.cuda_error = "CUDA driver not loadable: " + c.lib.error();
     return;
   }
   if (!c.init || !c.version || !c.count || !c.get || !c.attr) {
@@ -163,7 +167,7 @@ void probe_cudart(GpuSide& g) {
   Library rt{"libcudart.so.13", "libcudart.so.12", "libcudart.so",
              "/usr/local/cuda/lib64/libcudart.so"};
   if (!rt) {
-    g.cudart_error = "libcudart not loadable: " + rt.error();
+    g.cudart_error = "CUDA runtime not loadable: " + rt.error();
     return;
   }
   auto get = rt.sym<int (*)(int*)>("cudaRuntimeGetVersion");

@@ -102,7 +102,7 @@ void probe_dmabuf(const Verbs& v, ibv_context* ctx, HcaFacts& h) {
 void probe_verbs(RdmaSide& r) {
   Verbs v;
   if (!v.lib) {
-    r.verbs_error = "libibverbs.so.1 not loadable: " + v.lib.error();
+    r.verbs_error = "libibverbs not loadable: " + v.lib.error();
     return;
   }
   if (!v.get_list || !v.free_list || !v.dev_name || !v.open || !v.close) {

@@ -12,7 +12,8 @@
 
 namespace gdr::doctor {
 
-using nlohmann::json;
+// Keys keep the order written here (schema, version, verdict, ... first).
+using json = nlohmann::ordered_json;
 
 inline constexpr const char* kSchema = "gdrbench-doctor";
 inline constexpr int kSchemaVersion = 1;
@@ -151,6 +152,24 @@ std::vector<std::pair<std::string, std::string>> flatten(const Report& r) {
   out.emplace_back("doctor.verdict", r.verdict);
   for (const auto& c : r.checks)
     out.emplace_back("doctor." + key_part(c.area) + "." + key_part(c.name), c.status + ": " + c.evidence);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> flatten(const std::vector<Report>& reports) {
+  std::vector<std::pair<std::string, std::string>> out;
+  int code = exit_code(reports);
+  out.emplace_back("doctor.verdict", code == kExitReady      ? "ready"
+                                     : code == kExitDegraded ? "degraded"
+                                                             : "not ready");
+  std::string hosts;
+  for (const auto& r : reports) hosts += (hosts.empty() ? "" : ",") + r.host;
+  out.emplace_back("doctor.hosts", hosts);
+  for (const auto& r : reports) {
+    const std::string prefix = "doctor." + key_part(r.host) + ".";
+    out.emplace_back(prefix + "verdict", r.verdict);
+    for (const auto& c : r.checks)
+      out.emplace_back(prefix + key_part(c.area) + "." + key_part(c.name), c.status + ": " + c.evidence);
+  }
   return out;
 }
 

@@ -160,7 +160,7 @@ TopoSide probe_topology(const Options& o, const std::vector<std::string>& gpus,
     const Pairing* best = nullptr;
     size_t first = s.pairs.size();
     for (const auto* h : pci_hcas) {
-      Pairing p{g, h->name};
+      Pairing p{g, h->name, PciClass::Unknown, {}};
       p.cls = t.classify(g, h->pci, &p.bridges);
       s.pairs.push_back(std::move(p));
     }

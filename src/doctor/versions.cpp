@@ -25,7 +25,7 @@ namespace {
 void probe_ucx(VersionSide& v) {
   Library ucp{"libucp.so.0"};
   if (!ucp) {
-    v.ucx_error = "libucp.so.0 not loadable: " + ucp.error();
+    v.ucx_error = "UCX not loadable: " + ucp.error();
     return;
   }
   auto version = ucp.sym<const char* (*)()>("ucp_get_version_string");

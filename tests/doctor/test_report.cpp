@@ -146,3 +146,18 @@ TEST(DoctorReport, FlattenForMetadata) {
     }
   EXPECT_TRUE(found);
 }
+
+TEST(DoctorReport, FlattenSeveralHosts) {
+  auto kv = flatten(std::vector<Report>{node("node1"), node("node2", "fail")});
+  ASSERT_GE(kv.size(), 4u);
+  EXPECT_EQ(kv[0], (std::pair<std::string, std::string>{"doctor.verdict", "not ready"}));
+  EXPECT_EQ(kv[1], (std::pair<std::string, std::string>{"doctor.hosts", "node1,node2"}));
+  EXPECT_EQ(kv[2], (std::pair<std::string, std::string>{"doctor.node1.verdict", "ready"}));
+  int per_host = 0;
+  for (const auto& [k, v] : kv)
+    if (k == "doctor.node2.rdma.mlx5_0_port_1") {
+      ++per_host;
+      EXPECT_EQ(v.rfind("fail: ", 0), 0u) << v;
+    }
+  EXPECT_EQ(per_host, 1);
+}
