@@ -59,10 +59,15 @@ class Report(TempDirCase):
         scale_case(cls.new, cls.slowed, 2.0)
         cls.gpu = copy(cls.base, os.path.join(cls.tmp, "gpu.h5"))
         add_cuda_paths(cls.gpu)
+        # Each report once (a few seconds each on a busy 2-core machine).
+        cls.out = {}
+        for name, args in (("alone", [cls.base]), ("cmp", [cls.new, "--baseline", cls.base]),
+                           ("gpu", [cls.gpu])):
+            path = os.path.join(cls.tmp, f"{name}.html")
+            cls.out[name] = (analysis("report", *args, "--html", path), path)
 
     def test_run_alone(self):
-        out = self.p("alone.html")
-        r = analysis("report", self.base, "--html", out)
+        r, out = self.out["alone"]
         self.assertEqual(r.returncode, 0, r.stderr)
         html = read(out)
         imgs = images(html)
@@ -76,14 +81,12 @@ class Report(TempDirCase):
         self.assertNotIn("<script", html)
 
     def test_with_baseline_and_both_paths(self):
-        out = self.p("cmp.html")
-        r = analysis("report", self.new, "--baseline", self.base, "--html", out)
+        r, out = self.out["cmp"]
         self.assertEqual(r.returncode, 0, r.stderr)
         html = read(out)
         self.assertIn("fig-compare", images(html))
         self.assertIn('<tr class="regression"><td>bw0&gt;1 mpi host direct 4K</td>', html)
-        out2 = self.p("gpu.html")
-        r = analysis("report", self.gpu, "--html", out2)
+        r, out2 = self.out["gpu"]
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("fig-speedup", images(read(out2)))
 
@@ -98,8 +101,8 @@ class Report(TempDirCase):
         browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
         if not browser:
             self.skipTest("no chromium (jobs/deps/debian-analysis.txt installs it)")
-        out = self.p("render.html")
-        self.assertEqual(analysis("report", self.new, "--baseline", self.base, "--html", out).returncode, 0)
+        r, out = self.out["cmp"]
+        self.assertEqual(r.returncode, 0, r.stderr)
         shot = self.p("shot.png")
         profile = tempfile.mkdtemp(prefix="chromium-", dir=self.tmp)
         cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
