@@ -1,0 +1,449 @@
+// UCX (UCP tag API) as the wire: one worker per transport, endpoints to the
+// peers from worker addresses exchanged through the bootstrap, non-blocking
+// ucp_tag_send_nbx / ucp_tag_recv_nbx polled by test().
+//
+// Posting-order matching is made exact by the tag, not left to UCX's
+// ordering: the k-th message from rank s to rank d carries the tag (s, k)
+// and the k-th receive d posts from s asks for exactly (s, k) with a full
+// mask. Any number of messages may be in flight, of any protocol (eager or
+// rendezvous), and each lands in its own receive.
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <exception>
+
+#include "src/bootstrap.h"
+#include "src/errors.h"
+#include "src/signals.h"
+#include "transports/transport.h"
+#include "ucx_context.h"
+
+namespace gdr {
+namespace {
+
+// Tag layout: 24 bits of source rank, 40 bits of per-(source, destination)
+// sequence number (wraps after 2^40 messages, far beyond any run).
+constexpr int kSeqBits = 40;
+constexpr std::uint64_t kSeqMask = (1ull << kSeqBits) - 1;
+constexpr std::uint64_t kFullMask = ~0ull;
+constexpr int kMaxRanks = 1 << (64 - kSeqBits);
+
+std::uint64_t make_tag(int src, std::uint64_t seq) {
+  return (static_cast<std::uint64_t>(src) << kSeqBits) | (seq & kSeqMask);
+}
+
+// UCX 1.13 declares ucp_request_param_t::memh, but only the v2 protocols
+// (default from 1.15) use it to skip registration; older ones get the
+// memory-type hint alone.
+#if UCP_API_VERSION >= UCP_VERSION(1, 15)
+constexpr bool kPassMemh = true;
+#else
+constexpr bool kPassMemh = false;
+#endif
+
+class UcxRegion final : public MemRegion {
+ public:
+  UcxRegion(const Buffer& b, std::shared_ptr<ucx::Context> ctx, const Bootstrap& boot)
+      : MemRegion(b), ctx_(std::move(ctx)), type_(ucx::memory_type(b.kind)) {
+    if (b.bytes == 0) return;  // nothing to map; operations on it carry no memh
+    ucp_mem_map_params_t p{};
+    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
+                   UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
+    p.address = b.ptr;
+    p.length = b.bytes;
+    p.memory_type = type_;
+    ucs_status_t st = ucp_mem_map(ctx_->get(), &p, &memh_);
+    if (st != UCS_OK)
+      throw RunError(fmt::format("{}: ucp_mem_map of {} B of {} memory failed: {}", boot.me(),
+                                 b.bytes, mem_name(b.kind), ucs_status_string(st)));
+  }
+  ~UcxRegion() override {
+    if (memh_) ucp_mem_unmap(ctx_->get(), memh_);
+  }
+  ucp_mem_h memh() const { return memh_; }
+  ucs_memory_type_t type() const { return type_; }
+
+ private:
+  std::shared_ptr<ucx::Context> ctx_;
+  ucs_memory_type_t type_;
+  ucp_mem_h memh_ = nullptr;
+};
+
+// One remote rank: its endpoint, the next sequence numbers each way, and
+// the failure UCX reported for it (peer died, connection reset).
+struct Peer {
+  ucp_ep_h ep = nullptr;
+  std::uint64_t send_seq = 0, recv_seq = 0;
+  ucs_status_t failure = UCS_OK;
+};
+
+void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
+  static_cast<Peer*>(arg)->failure = status;
+}
+
+class UcxTransport final : public Transport {
+ public:
+  explicit UcxTransport(Bootstrap& boot)
+      : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()) {
+    if (boot.size() > kMaxRanks)
+      throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
+                                   boot.size(), kMaxRanks));
+    ucp_worker_params_t wp{};
+    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+    ucs_status_t st = ucp_worker_create(ctx_->get(), &wp, &worker_);
+    if (st != UCS_OK)
+      throw RunError(fmt::format("{}: ucp_worker_create failed: {}", boot.me(),
+                                 ucs_status_string(st)));
+  }
+  ~UcxTransport() override;
+
+  std::string_view name() const override { return "ucx"; }
+  bool supports(MemKind k) const override {
+    return k == MemKind::host || (k == MemKind::cuda && ctx_->supports_cuda());
+  }
+  void connect(const std::vector<int>& peers) override;
+  std::unique_ptr<MemRegion> register_memory(const Buffer& b) override {
+    return std::make_unique<UcxRegion>(b, ctx_, boot_);
+  }
+  Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
+    return post(peer, static_cast<UcxRegion&>(r), off, len, true);
+  }
+  Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
+    return post(peer, static_cast<UcxRegion&>(r), off, len, false);
+  }
+  bool test(const Request& req) override;
+  std::vector<std::pair<std::string, std::string>> describe() const override;
+
+ private:
+  // An operation in flight. `req` is null once UCX completed it (at once,
+  // or when test() found it done); `info` receives the matched length.
+  struct Slot {
+    void* req = nullptr;
+    ucs_status_t status = UCS_OK;
+    ucp_tag_recv_info_t info{};
+    std::uint64_t seq = 0;
+    bool live = false;
+  };
+
+  Request post(int peer, UcxRegion& r, std::size_t off, std::size_t len, bool send);
+  void* start(int peer, void* ptr, std::size_t len, bool send, std::uint64_t seq,
+              const UcxRegion* r, Slot& s);
+  std::uint64_t new_slot();
+  // Polls slot `id`; true when done (status in the slot).
+  bool poll(Slot& s, bool is_send);
+  void check(const Slot& s, const Request& req) const;
+  void handshake(const std::vector<int>& peers);
+  void close_endpoints();
+  std::string lanes() const;
+
+  Bootstrap& boot_;
+  std::shared_ptr<ucx::Context> ctx_;
+  ucp_worker_h worker_ = nullptr;
+  std::vector<Peer> peers_;       // indexed by rank; never resized (error handlers point here)
+  std::vector<int> connected_;
+  std::deque<Slot> slots_;        // a deque: `info` addresses stay valid while UCX writes them
+  std::vector<std::uint64_t> free_;
+};
+
+// --- connection ---------------------------------------------------------
+
+void UcxTransport::connect(const std::vector<int>& peers) {
+  ucp_worker_attr_t wa{};
+  wa.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
+  ucs_status_t st = ucp_worker_query(worker_, &wa);
+  if (st != UCS_OK)
+    throw RunError(fmt::format("{}: ucp_worker_query (address) failed: {}", boot_.me(),
+                               ucs_status_string(st)));
+  std::span<const std::byte> mine(reinterpret_cast<const std::byte*>(wa.address),
+                                  wa.address_length);
+  auto all = boot_.allgather(mine);
+  ucp_worker_release_address(worker_, wa.address);
+  for (int p : peers) {
+    if (p == boot_.rank() || peers_[p].ep) continue;
+    ucp_ep_params_t ep{};
+    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    ep.address = reinterpret_cast<const ucp_address_t*>(all[p].data());
+    // Not UCP_ERR_HANDLING_MODE_PEER: in UCX 1.13 no shared-memory
+    // transport supports it, so peer mode silently moves same-host ranks
+    // to tcp. A dead peer is caught by our deadlines (and by mpirun)
+    // instead; the handler still records what UCX reports.
+    ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    ep.err_handler.cb = on_peer_error;
+    ep.err_handler.arg = &peers_[p];
+    st = ucp_ep_create(worker_, &ep, &peers_[p].ep);
+    if (st != UCS_OK)
+      throw RunError(fmt::format("{}: ucp_ep_create to {} failed: {}", boot_.me(), boot_.who(p),
+                                 ucs_status_string(st)));
+    connected_.push_back(p);
+  }
+  handshake(peers);
+}
+
+// Sends each peer our rank and waits for theirs (sequence number 0 each
+// way): wires the endpoints up outside any timed region, and proves both
+// sides agree on who is who before the first real message.
+void UcxTransport::handshake(const std::vector<int>& peers) {
+  struct Hello {
+    int peer;
+    std::uint64_t out, in = ~0ull;
+    std::uint64_t send_id = 0, recv_id = 0;
+    bool send_done = false, recv_done = false;
+  };
+  std::deque<Hello> hellos;
+  for (int p : peers) {
+    if (p == boot_.rank()) continue;
+    Hello& h = hellos.emplace_back(Hello{p, static_cast<std::uint64_t>(boot_.rank())});
+    h.recv_id = new_slot();
+    Slot& rs = slots_[h.recv_id];
+    rs.seq = peers_[p].recv_seq++;
+    rs.req = start(p, &h.in, sizeof h.in, false, rs.seq, nullptr, rs);
+    h.send_id = new_slot();
+    Slot& ss = slots_[h.send_id];
+    ss.seq = peers_[p].send_seq++;
+    ss.req = start(p, &h.out, sizeof h.out, true, ss.seq, nullptr, ss);
+  }
+  Deadline deadline(boot_.timeout());
+  for (unsigned spins = 0;; ++spins) {
+    bool all = true;
+    for (Hello& h : hellos) {
+      Request rr{h.recv_id, h.peer, false, sizeof h.in}, sr{h.send_id, h.peer, true, sizeof h.out};
+      if (!h.recv_done) h.recv_done = test(rr);
+      if (!h.send_done) h.send_done = test(sr);
+      all = all && h.recv_done && h.send_done;
+    }
+    if (all) break;
+    if ((spins & 255u) != 255u) continue;
+    throw_if_interrupted();
+    if (!deadline.expired()) continue;
+    for (Hello& h : hellos)
+      if (!h.recv_done || !h.send_done)
+        throw TimeoutError(fmt::format(
+            "{}: timed out after {:g} s connecting over UCX to {} (no {} yet); is that rank "
+            "alive and running the same sweep?",
+            boot_.me(), boot_.timeout(), boot_.who(h.peer),
+            h.recv_done ? "send completion" : "hello from it"));
+  }
+  for (Hello& h : hellos)
+    if (h.in != static_cast<std::uint64_t>(h.peer))
+      throw RunError(fmt::format("{}: UCX hello from {} says it is rank {}: endpoints mixed up",
+                                 boot_.me(), boot_.who(h.peer), h.in));
+}
+
+// --- operations ---------------------------------------------------------
+
+std::uint64_t UcxTransport::new_slot() {
+  std::uint64_t id;
+  if (free_.empty()) {
+    id = slots_.size();
+    slots_.emplace_back();
+  } else {
+    id = free_.back();
+    free_.pop_back();
+    slots_[id] = Slot{};
+  }
+  slots_[id].live = true;
+  return id;
+}
+
+Request UcxTransport::post(int peer, UcxRegion& r, std::size_t off, std::size_t len, bool send) {
+  if (peer < 0 || peer >= boot_.size() || !peers_[peer].ep)
+    throw RunError(fmt::format("{}: ucx transport has no endpoint to rank {} (not in connect())",
+                               boot_.me(), peer));
+  Peer& p = peers_[peer];
+  if (p.failure != UCS_OK)
+    throw RunError(fmt::format("{}: UCX endpoint to {} failed earlier: {}", boot_.me(),
+                               boot_.who(peer), ucs_status_string(p.failure)));
+  std::uint64_t id = new_slot();
+  Slot& s = slots_[id];
+  s.seq = send ? p.send_seq++ : p.recv_seq++;
+  s.req = start(peer, r.at(off), len, send, s.seq, &r, s);
+  return Request{id, peer, send, len};
+}
+
+// Issues one operation; returns UCX's request, or null when it completed
+// at once. Errors at posting time throw with both ranks named.
+void* UcxTransport::start(int peer, void* ptr, std::size_t len, bool send, std::uint64_t seq,
+                          const UcxRegion* r, Slot& s) {
+  ucp_request_param_t prm{};
+  prm.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+  prm.memory_type = r ? r->type() : UCS_MEMORY_TYPE_HOST;
+  if (kPassMemh && r && r->memh()) {
+    prm.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
+    prm.memh = r->memh();
+  }
+  ucs_status_ptr_t sp;
+  if (send) {
+    sp = ucp_tag_send_nbx(peers_[peer].ep, ptr, len, make_tag(boot_.rank(), seq), &prm);
+  } else {
+    // UCX 1.13 leaves recv_info unwritten when a receive matches an
+    // already-arrived message at once, so the length check could not be
+    // made: always get a request and read the length from it.
+    prm.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    sp = ucp_tag_recv_nbx(worker_, ptr, len, make_tag(peer, seq), kFullMask, &prm);
+  }
+  if (UCS_PTR_IS_ERR(sp))
+    throw RunError(fmt::format("{}: {} of {} B {} {} failed to start: {}", boot_.me(),
+                               send ? "ucp_tag_send_nbx" : "ucp_tag_recv_nbx", len,
+                               send ? "to" : "from", boot_.who(peer),
+                               ucs_status_string(UCS_PTR_STATUS(sp))));
+  if (!sp) s.status = UCS_OK;
+  return sp;
+}
+
+bool UcxTransport::poll(Slot& s, bool is_send) {
+  if (!s.req) return true;
+  auto status = [&] {
+    return is_send ? ucp_request_check_status(s.req) : ucp_tag_recv_request_test(s.req, &s.info);
+  };
+  ucs_status_t st = status();
+  if (st == UCS_INPROGRESS) {
+    ucp_worker_progress(worker_);
+    st = status();
+    if (st == UCS_INPROGRESS) return false;
+  }
+  ucp_request_free(s.req);
+  s.req = nullptr;
+  s.status = st;
+  return true;
+}
+
+bool UcxTransport::test(const Request& req) {
+  Slot& s = slots_.at(req.id);
+  if (!s.live)
+    throw RunError(fmt::format("{}: ucx transport tested a request twice or never posted (id {})",
+                               boot_.me(), req.id));
+  if (!poll(s, req.is_send)) return false;
+  s.live = false;
+  free_.push_back(req.id);
+  check(s, req);
+  return true;
+}
+
+// A completed operation must have succeeded and, for a receive, filled
+// exactly the posted length (the interface requires equal lengths).
+void UcxTransport::check(const Slot& s, const Request& req) const {
+  const char* what = req.is_send ? "send" : "receive";
+  const char* dir = req.is_send ? "to" : "from";
+  if (s.status != UCS_OK) {
+    ucs_status_t ep = peers_[req.peer].failure;
+    throw RunError(fmt::format("{}: UCX {} of {} B {} {} (message {}) failed: {}{}", boot_.me(),
+                               what, req.bytes, dir, boot_.who(req.peer), s.seq,
+                               ucs_status_string(s.status),
+                               ep != UCS_OK ? fmt::format(" (endpoint: {})", ucs_status_string(ep))
+                                            : std::string()));
+  }
+  if (!req.is_send && s.info.length != req.bytes)
+    throw RunError(fmt::format(
+        "{}: UCX receive {} {} (message {}) got {} B but {} B were posted: the two ranks' "
+        "operations are out of step",
+        boot_.me(), dir, boot_.who(req.peer), s.seq, s.info.length, req.bytes));
+}
+
+// --- shutdown -----------------------------------------------------------
+
+UcxTransport::~UcxTransport() {
+  // Operations still in flight (a test threw): cancel and let UCX release them.
+  int in_flight = 0;
+  for (Slot& s : slots_)
+    if (s.req) {
+      ++in_flight;
+      ucp_request_cancel(worker_, s.req);
+      ucp_request_free(s.req);
+      s.req = nullptr;
+    }
+  if (in_flight && std::uncaught_exceptions() == 0)
+    fmt::print(stderr, "gdrbench: {}: {} UCX operations were still in flight at shutdown\n",
+               boot_.me(), in_flight);
+  close_endpoints();
+  if (worker_) ucp_worker_destroy(worker_);
+}
+
+// Flush-closes every endpoint so nothing we sent is lost, bounded by the
+// bootstrap timeout. A flush may need the peer to progress its worker, so
+// when we are unwinding from an error (the peer may sit in an MPI call, or
+// be dead) or the peer already failed, endpoints are force-closed at once:
+// a failing run reports its error without first waiting out the timeout.
+void UcxTransport::close_endpoints() {
+  struct Closing {
+    int peer;
+    void* req;
+  };
+  const bool unwinding = std::uncaught_exceptions() > 0;
+  std::vector<Closing> closing;
+  for (int p : connected_) {
+    ucp_request_param_t prm{};
+    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    prm.flags = unwinding || peers_[p].failure != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(peers_[p].ep, &prm);
+    peers_[p].ep = nullptr;
+    if (r && !UCS_PTR_IS_ERR(r)) closing.push_back({p, r});
+  }
+  Deadline deadline(boot_.timeout());
+  while (!closing.empty() && !deadline.expired()) {
+    ucp_worker_progress(worker_);
+    std::erase_if(closing, [](Closing& c) {
+      if (ucp_request_check_status(c.req) == UCS_INPROGRESS) return false;
+      ucp_request_free(c.req);
+      return true;
+    });
+  }
+  for (Closing& c : closing) {
+    fmt::print(stderr, "gdrbench: {}: closing the UCX endpoint to {} timed out after {:g} s\n",
+               boot_.me(), boot_.who(c.peer), boot_.timeout());
+    ucp_request_free(c.req);  // ucp_worker_destroy releases the endpoint
+  }
+}
+
+// --- metadata -----------------------------------------------------------
+
+// The transports UCX chose for the first endpoint, from ucp_ep_print_info
+// ("lane[0]: 2:posix/memory.0 ..." lines), e.g. "posix/memory,cma/memory".
+std::string UcxTransport::lanes() const {
+  if (connected_.empty()) return {};
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::FILE* f = open_memstream(&text, &size);
+  if (!f) return {};
+  ucp_ep_print_info(peers_[connected_.front()].ep, f);
+  std::fclose(f);
+  std::string out, all(text, size);
+  std::free(text);
+  for (std::size_t pos = 0; (pos = all.find("lane[", pos)) != std::string::npos;) {
+    std::size_t colon = all.find(':', all.find(':', pos) + 1);
+    std::size_t end = all.find_first_of(" \t\n", colon);
+    if (colon == std::string::npos || end == std::string::npos) break;
+    std::string tl = all.substr(colon + 1, end - colon - 1);
+    if (tl.size() > 2 && tl.ends_with(".0")) tl.resize(tl.size() - 2);
+    if (out.find(tl) == std::string::npos) out += (out.empty() ? "" : ",") + tl;
+    pos = end;
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const {
+  const char* tls = std::getenv("UCX_TLS");
+  std::vector<std::pair<std::string, std::string>> f = {
+      {"ucx.version", ucx::version()},
+      {"ucx.api", fmt::format("{}.{}", UCP_API_MAJOR, UCP_API_MINOR)},
+      {"ucx.library", ucx::library_path()},
+      {"ucx.cuda", ctx_->supports_cuda() ? "yes" : "no: " + ucx::no_cuda_reason()},
+      {"ucx.memory_types", ucx::memory_type_names(ctx_->memory_types())},
+      {"ucx.tls", tls ? tls : "default (UCX_TLS unset)"},
+      {"ucx.memh_hint", kPassMemh ? "yes" : "no (memory type hint only)"},
+      {"ucx.err_mode", "none"}};
+  if (std::string l = lanes(); !l.empty()) f.emplace_back("ucx.lanes", l);
+  return f;
+}
+
+std::string unavailable() { return ucx::probe().error; }
+
+GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
+                       "UCX UCP tag send/recv; device memory needs a UCX built with CUDA",
+                       unavailable, [](Bootstrap& b) { return std::make_unique<UcxTransport>(b); });
+
+}  // namespace
+}  // namespace gdr
