@@ -150,6 +150,15 @@ def speedup(run: Run) -> bytes | None:
     ax.axhline(1.0, color="k", linewidth=0.8, linestyle="--")
     _bytes_axis(ax)
     ax.set_yscale("log", base=2)
+    vals = [v for pts in sp.values() for v in pts.values()]
+    lo, hi = min(vals + [1.0]) / 1.25, max(vals + [1.0]) * 1.25
+    ax.set_ylim(lo, hi)
+    nice = [0.125, 0.25, 0.5, 0.67, 0.8, 1, 1.25, 1.5, 2, 3, 4, 6, 8, 12, 16, 24, 32, 64]
+    ticks = [t for t in nice if lo <= t <= hi]
+    if len(ticks) > 9:
+        ticks = [t for t in ticks if np.log2(t).is_integer()]
+    ax.yaxis.set_major_locator(FixedLocator(ticks))
+    ax.yaxis.set_minor_locator(NullLocator())
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}x"))
     ax.set_ylabel("speedup: staged time / direct time")
     ax.set_title("Direct (GPUDirect / CUDA-aware) over host-staged: above 1 = direct is faster")
