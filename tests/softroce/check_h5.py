@@ -2,14 +2,18 @@
 """Checks a gdrbench HDF5 result file written inside the Soft-RoCE guest.
 
   check_h5.py FILE --ranks N --transport verbs [--min-cases K] [--test T]...
+              [--expect-failure REGEX]
 
 Fails (exit 1, one line per problem) unless the run completed, every case
 has #wrong == 0 and a times dataset of shape [ranks, iters] with a finite
 value for each rank that took part, the transport's cases are all there,
-and the transport's facts (device, registration) were stored.
+and the transport's facts (device, registration) were stored. With
+--expect-failure the file must instead say `failed` with an error matching
+REGEX (the cases it kept are still checked).
 """
 import argparse
 import math
+import re
 import sys
 
 import h5py
@@ -22,13 +26,21 @@ def main():
     ap.add_argument("--transport", default="verbs")
     ap.add_argument("--min-cases", type=int, default=1)
     ap.add_argument("--test", action="append", default=[], help="a test that must appear")
+    ap.add_argument("--expect-failure", metavar="REGEX")
     a = ap.parse_args()
     problems = []
     with h5py.File(a.file, "r") as f:
         if f.attrs.get("schema_version") != 1:
             problems.append(f"schema_version {f.attrs.get('schema_version')}, want 1")
-        if f.attrs.get("status") != "complete":
-            problems.append(f"status {f.attrs.get('status')!r}: {f.attrs.get('error')}")
+        status, error = f.attrs.get("status"), f.attrs.get("error")
+        if a.expect_failure:
+            if status != "failed" or not re.search(a.expect_failure, error or ""):
+                problems.append(f"status {status!r}, error {error!r}: want failed, "
+                                f"error matching {a.expect_failure!r}")
+            else:
+                print(f"check_h5: {a.file}: failed as expected: {error}")
+        elif status != "complete":
+            problems.append(f"status {status!r}: {error}")
         if f.attrs.get("ranks") != a.ranks:
             problems.append(f"ranks {f.attrs.get('ranks')}, want {a.ranks}")
         facts = dict(f["facts"].attrs) if "facts" in f else {}

@@ -3,26 +3,33 @@
 # try the verbs transport for real without RDMA hardware.
 #
 #   run.sh [--ranks N] [--results DIR] [--build DIR] [--timeout S] [--install]
-#          -- <gdrbench run arguments>
+#          [--hcas rxe0,rxe1] [--before CMD] -- <gdrbench run arguments>
 #
 # --results DIR: host folder the guest runs in (the HDF5 file lands there);
 #                default a temporary folder, removed afterwards.
 # --build DIR:   build tree holding gdrbench (default $GDRBENCH_BUILD, else
 #                the first of build/, build-*/ next to this repository).
 # --install:     apt-get install the packages of jobs/deps/debian-softroce.txt.
+# --hcas LIST:   rank i uses device LIST[i % len] (GDR_VERBS_HCA), so traffic
+#                crosses the veth pair between rxe0 and rxe1 instead of
+#                looping back inside one device.
+# --before CMD:  a shell command run in the guest before mpirun, in the
+#                background (e.g. "sleep 20; ip link set veth1 down").
 # Example: run.sh --ranks 2 -- -t allreduce -T verbs -b 8 -e 64K
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600
-usage() { sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600 hcas= before=
+usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
     --results) results=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     --timeout) timeout=$2; shift 2 ;;
+    --hcas) hcas=$2; shift 2 ;;
+    --before) before=$2; shift 2 ;;
     --install)
       apt-get install -y -q $(cat "$repo/jobs/deps/debian-softroce.txt") >&2; shift ;;
     --) shift; break ;;
@@ -42,5 +49,19 @@ build=$(cd "$build" && pwd)
 
 share_args=()
 [[ -n $results ]] && { mkdir -p "$results"; share_args=(--share "$results"); }
-exec "$here/vm.sh" "${share_args[@]}" --timeout "$timeout" -- \
-  mpirun -np "$ranks" "$build/gdrbench" run "$@"
+
+# One mpirun app context per rank when ranks get their own device.
+mpi_cmd=(mpirun -np "$ranks" "$build/gdrbench" run "$@")
+if [[ -n $hcas ]]; then
+  IFS=, read -r -a devs <<<"$hcas"
+  mpi_cmd=(mpirun)
+  for ((r = 0; r < ranks; r++)); do
+    ((r > 0)) && mpi_cmd+=(:)
+    mpi_cmd+=(-np 1 env "GDR_VERBS_HCA=${devs[r % ${#devs[@]}]}" "$build/gdrbench" run "$@")
+  done
+fi
+if [[ -n $before ]]; then
+  exec "$here/vm.sh" "${share_args[@]}" --timeout "$timeout" -- \
+    sh -c "($before) & exec \"\$@\"" sh "${mpi_cmd[@]}"
+fi
+exec "$here/vm.sh" "${share_args[@]}" --timeout "$timeout" -- "${mpi_cmd[@]}"

@@ -2,11 +2,15 @@
 # One ctest case: boots the Soft-RoCE guest, runs gdrbench under mpirun with
 # the given arguments, then checks the HDF5 file back on the host.
 #
-#   softroce_test.sh BUILD OUTDIR RANKS "CHECK ARGS" -- <gdrbench run arguments>
+#   softroce_test.sh BUILD OUTDIR RANKS "CHECK ARGS" [run.sh options] -- <gdrbench run arguments>
+#
+# With --expect-failure in CHECK ARGS the run must fail (but not time out).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$1 out=$2 ranks=$3 check_args=$4
 shift 4
+run_opts=()
+while [[ $# -gt 0 && $1 != -- ]]; do run_opts+=("$1"); shift; done
 [[ ${1:-} == -- ]] && shift
 
 # A python that has h5py (a pyenv shim may come first in PATH and lack it).
@@ -17,7 +21,14 @@ done
 [[ -n $py ]] || { echo "softroce_test: no python3 with h5py (apt-get install python3-h5py)"; exit 1; }
 
 rm -rf "$out"; mkdir -p "$out"
-"$here/run.sh" --build "$build" --results "$out" --ranks "$ranks" --timeout 500 -- \
-  --output /results/result.h5 "$@"
+rc=0
+"$here/run.sh" --build "$build" --results "$out" --ranks "$ranks" --timeout 500 \
+  "${run_opts[@]}" -- --output /results/result.h5 "$@" || rc=$?
+if [[ $check_args == *--expect-failure* ]]; then
+  [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 125 ]] ||
+    { echo "softroce_test: expected the run to fail cleanly, got exit $rc"; exit 1; }
+elif [[ $rc -ne 0 ]]; then
+  echo "softroce_test: the run exited $rc"; exit 1
+fi
 # shellcheck disable=SC2086
 "$py" "$here/check_h5.py" "$out/result.h5" --ranks "$ranks" $check_args

@@ -71,6 +71,17 @@ Wr wr_kind(std::uint64_t id) { return static_cast<Wr>(id >> 56); }
 std::size_t wr_peer(std::uint64_t id) { return (id >> 24) & 0xffffffffu; }
 std::uint32_t wr_slot(std::uint64_t id) { return id & 0xffffffu; }
 
+// An integer from the environment within [lo, hi], else `dflt`.
+int env_int(const char* name, int dflt, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < lo || x > hi)
+    throw UsageError(fmt::format("{}={}: want an integer in [{}, {}]", name, v, lo, hi));
+  return static_cast<int>(x);
+}
+
 // ---- state ----
 
 struct VerbsTransport::Op {
@@ -152,6 +163,10 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   recv_depth_ = std::min<std::uint32_t>(kRecvDepth, da.max_qp_wr);
   cq_max_ = da.max_cqe;
   software_device_ = da.vendor_id == kRxeVendorId || da.vendor_id == kSiwVendorId;
+  // rxe takes retry_cnt 7 to mean "retry forever" (the spec reserves that for
+  // rnr_retry), so a dead peer would never be reported there: use 6.
+  retry_cnt_ = env_int("GDR_VERBS_RETRY_CNT", da.vendor_id == kRxeVendorId ? 6 : 7, 0, 7);
+  qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", 14, 1, 31);  // 4.096 us * 2^14 = 67 ms a try
   mailbox_ = std::make_unique<HostMr>(dev_->pd, sizeof(std::uint64_t) * boot.size(), kAccess,
                                       boot.me());
   remote_.resize(boot.size());
@@ -255,8 +270,8 @@ void VerbsTransport::to_rtr_rts(Peer& p, const WireEndpoint& ep, std::uint32_t q
                                std::strerror(e)));
   ibv_qp_attr r{};
   r.qp_state = IBV_QPS_RTS;
-  r.timeout = 14;  // 4.096 us * 2^14 = 67 ms per try
-  r.retry_cnt = 7;
+  r.timeout = static_cast<std::uint8_t>(qp_timeout_);
+  r.retry_cnt = static_cast<std::uint8_t>(retry_cnt_);
   r.rnr_retry = 7;
   r.sq_psn = p.my_psn;
   r.max_rd_atomic = 1;
@@ -743,6 +758,8 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
       {"verbs.gid_index", std::to_string(port_.gid_index)},
       {"verbs.registration", registration_},
       {"verbs.device_choice", port_.why},
+      {"verbs.qp_timeout", std::to_string(qp_timeout_)},
+      {"verbs.retry_cnt", std::to_string(retry_cnt_)},
       {"verbs.software_device", software_device_ ? "yes (yields the CPU while idle)" : "no"},
   };
   if (port_.ethernet) d.emplace_back("verbs.gid", gid_text(port_.gid));

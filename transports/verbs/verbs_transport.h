@@ -114,6 +114,7 @@ class VerbsTransport final : public Transport {
   std::vector<std::unordered_map<std::uint32_t, RemoteRegion>> remote_;  // [rank][id]
   std::string registration_ = "host";
   bool software_device_ = false;
+  int retry_cnt_ = 7, qp_timeout_ = 14;  // RC ack timeout 4.096 us * 2^qp_timeout_
 };
 
 }  // namespace gdr::verbs
