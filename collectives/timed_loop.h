@@ -4,12 +4,29 @@
 #pragma once
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 
 #include "src/bootstrap.h"
 #include "test.h"
 
 namespace gdr {
+
+// GDR_SELFTEST_CORRUPT=1 spoils one element on the last rank after the first
+// timed iteration, to prove end to end that a wrong result is counted,
+// stored and turns the exit status to 1 (tests/mpi use it).
+inline bool selftest_corrupt() {
+  static const bool on = std::getenv("GDR_SELFTEST_CORRUPT") != nullptr;
+  return on;
+}
+
+inline void corrupt_first_element(TestEnv& env, void* work, const CaseParams& c) {
+  unsigned char junk[8];
+  std::memset(junk, 0x5a, sizeof junk);
+  env.mem.from_host(work, junk, dtype_size(c.dtype));
+  env.mem.sync();
+}
 
 inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void* work,
                                         const std::function<void()>& op_once) {
@@ -28,6 +45,7 @@ inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void*
     double t1 = now_seconds();
     if (it < 0) continue;
     out.times.push_back(t1 - t0);
+    if (it == 0 && rank == n - 1 && selftest_corrupt()) corrupt_first_element(env, work, c);
     if (c.check) out.wrong += env.mem.count_wrong(work, c.count, c.dtype, c.op, n, data_it);
   }
   return out;

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "analysis_command.h"
 #include "commands.h"
+#include "doctor/doctor.h"
 #include "errors.h"
 
 int main(int argc, char** argv) {
@@ -15,6 +17,9 @@ int main(int argc, char** argv) {
   gdr::add_run_options(*run, run_args);
   CLI::App* list =
       app.add_subcommand("list", "show the transports, memory kinds and tests built in, and usable");
+  int exit_code = 0;
+  gdr::doctor::add_command(app, exit_code);
+  gdr::add_analysis_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -29,5 +34,5 @@ int main(int argc, char** argv) {
   }
   if (run->parsed()) return gdr::run_command(run_args, argc, argv);
   if (list->parsed()) return gdr::list_command();
-  return gdr::kExitUsage;
+  return exit_code;  // doctor and the analysis commands ran as callbacks
 }

@@ -26,6 +26,8 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 void add_run_options(CLI::App& sub, RunArgs& a) {
+  // An option given twice takes its last value, as in most tools.
+  sub.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   sub.add_option("-t,--test", a.tests, "tests, comma list: allreduce, latency, bw, bibw")
       ->capture_default_str();
   sub.add_option("-T,--transport", a.transports,

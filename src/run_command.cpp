@@ -2,10 +2,17 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <thread>
 
 #include "bootstrap.h"
+#include "doctor/doctor.h"
+#include "transports/staged/staged_transport.h"
+#ifdef GDR_HAVE_CUDA
+#include "cuda/cuda_memory.h"
+#endif
 #include "commands.h"
 #include "errors.h"
 #include "hdf5_sink.h"
@@ -24,7 +31,13 @@ int launcher_rank() {
 }
 
 void usage_error_line(const std::string& message) {
-  if (launcher_rank() == 0) fmt::print(stderr, "gdrbench: {}\n", message);
+  if (launcher_rank() == 0) {
+    fmt::print(stderr, "gdrbench: {}\n", message);
+    return;
+  }
+  // The launcher ends the job at the first non-zero exit; give rank 0 time
+  // to get its line out first, or the user may see nothing at all.
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
 }
 
 namespace {
@@ -69,6 +82,25 @@ std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string
   return boot.broadcast(err);
 }
 
+// A memory kind asked for but not usable here (no GPU, no driver): say why.
+std::string unusable_memory(const RunOptions& opt) {
+  for (MemKind m : opt.mems)
+    if (std::string why = memory_ops(m)->unavailable_reason(); !why.empty())
+      return fmt::format("-m {}: {}", mem_name(m), why);
+  return {};
+}
+
+// One line per node before the table when it is not ready for what the run asks.
+void warn_if_not_ready(const std::vector<doctor::Report>& reports, const RunOptions& opt) {
+  bool cuda_direct =
+      std::find(opt.mems.begin(), opt.mems.end(), MemKind::cuda) != opt.mems.end() &&
+      std::find(opt.paths.begin(), opt.paths.end(), Path::direct) != opt.paths.end();
+  for (const auto& r : reports)
+    for (const auto& t : opt.transports)
+      if (std::string w = doctor::readiness_warning(r, cuda_direct, t); !w.empty())
+        fmt::print(stderr, "gdrbench: warning: {}\n", w);
+}
+
 void finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta,
             const std::string& status, const std::string& error) {
   meta.status = status;
@@ -96,6 +128,18 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
   }
+#ifdef GDR_HAVE_CUDA
+  // Collective: every rank learns whether ranks share a GPU.
+  cuda::set_cuda_device_choice(opt.device, boot.local_rank(),
+                               boot.allreduce_max(boot.local_size()), boot.me());
+#endif
+  staging_config().chunk_bytes = opt.stage_chunk_bytes;
+  if (std::string why = unusable_memory(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
+    if (boot.rank() == 0)
+      fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda is not usable on another rank" : why);
+    return kExitUsage;
+  }
+  std::vector<doctor::Report> reports = doctor::gather(boot);
   std::string output = opt.output.empty() ? default_output(boot) : opt.output;
   output = boot.broadcast(output);  // one name, chosen by rank 0's clock
   std::vector<std::unique_ptr<ResultSink>> sinks;
@@ -104,6 +148,8 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     return kExitUsage;
   }
   RunMetadata meta = start_metadata(boot, argc, argv);
+  for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
+  if (boot.rank() == 0) warn_if_not_ready(reports, opt);
   for (auto& s : sinks) s->begin(meta);
   SweepTotals totals;
   try {

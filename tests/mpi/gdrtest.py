@@ -1,0 +1,79 @@
+"""Helpers for the tests that launch gdrbench for real under mpirun.
+
+Run with /usr/bin/python3 (Debian's python3-h5py and python3-numpy)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import h5py
+import numpy as np
+
+GDRBENCH = os.environ.get("GDRBENCH", "gdrbench")
+DTYPES = ["float", "double", "int32", "int64", "half", "bfloat16"]
+DTYPE_SIZE = {"float": 4, "double": 8, "int32": 4, "int64": 8, "half": 2, "bfloat16": 2}
+MPI_REFERENCE_DTYPES = {"float", "double", "int32", "int64"}
+OPS = ["sum", "prod", "min", "max"]
+
+
+def env():
+    e = dict(os.environ)
+    e.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+    e.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    # A loaded 2-core CI machine: let ranks yield instead of spinning.
+    e.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
+    return e
+
+
+def mpirun(np_, args, timeout=240, extra_env=None, cwd=None):
+    """Runs gdrbench under mpirun; returns CompletedProcess (text)."""
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), GDRBENCH] + list(args)
+    e = env()
+    e.update(extra_env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e, cwd=cwd)
+
+
+def check(cond, msg):
+    if not cond:
+        raise AssertionError(msg)
+
+
+def read_jsonl(path):
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def read_cases(path):
+    """(root attrs, list of (attrs dict, times array)) from a result file."""
+    with h5py.File(path, "r") as f:
+        root = dict(f.attrs)
+        cases = [(dict(g.attrs), g["times"][()]) for _, g in sorted(f["cases"].items())]
+        root["hosts"] = [h.decode() if isinstance(h, bytes) else h for h in f["ranks/host"][()]]
+        root["local_rank"] = f["ranks/local_rank"][()]
+    return root, cases
+
+
+def check_case_consistency(attrs, times, ranks):
+    """The stored summary must follow from the stored per-rank times."""
+    check(times.shape == (ranks, attrs["iters"]), f"times shape {times.shape} != ({ranks}, {attrs['iters']})")
+    slowest = np.nanmax(times, axis=0)
+    check(np.all(np.isfinite(slowest)) and np.all(slowest > 0), f"slowest times not positive: {slowest}")
+    mean_us = slowest.mean() * 1e6
+    check(abs(mean_us - attrs["time_us_mean"]) <= 1e-6 * max(1.0, mean_us),
+          f"time_us_mean {attrs['time_us_mean']} != mean of slowest {mean_us}")
+    check(abs(slowest.min() * 1e6 - attrs["time_us_min"]) < 1e-6 * max(1.0, mean_us), "time_us_min")
+    check(abs(slowest.max() * 1e6 - attrs["time_us_max"]) < 1e-6 * max(1.0, mean_us), "time_us_max")
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="gdrtest-")
+
+
+def main(fn):
+    try:
+        fn()
+    except AssertionError as e:
+        print(f"FAIL: {e}", file=sys.stderr)
+        sys.exit(1)
+    print("PASS")

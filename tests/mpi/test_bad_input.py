@@ -1,0 +1,82 @@
+"""Every bad input gives exit status 2 and exactly one line naming the
+problem, at several rank counts, quickly (no hang)."""
+import argparse
+import concurrent.futures
+import os
+import time
+
+from gdrtest import *  # noqa: F401,F403
+
+# (arguments after `run`, text the one line must contain)
+CASES = [
+    (["-b", "0"], "--minbytes '0'"),
+    (["-b", "-8"], "--minbytes"),
+    (["-e", "lots"], "--maxbytes 'lots'"),
+    (["-b", "1M", "-e", "1K"], "larger than --maxbytes"),
+    (["-f", "1"], "--stepfactor"),
+    (["-f", "x"], "--stepfactor"),
+    (["-n", "0"], "--iters"),
+    (["-n", "many"], "--iters"),
+    (["-w", "-1"], "--warmup"),
+    (["-t", "alltoall"], "unknown value 'alltoall'"),
+    (["-T", "pigeon"], "unknown value 'pigeon'"),
+    (["-m", "disk"], "unknown memory kind 'disk'"),
+    (["--path", "sideways"], "unknown path 'sideways'"),
+    (["-d", "float8"], "unknown datatype 'float8'"),
+    (["-o", "xor"], "unknown op 'xor'"),
+    (["-c", "5"], "--check"),
+    (["--reference", "gloo"], "unknown value 'gloo'"),
+    (["--timeout", "0"], "--timeout"),
+    (["--timeout", "-3"], "--timeout"),
+    (["--pairs", "star"], "--pairs"),
+    (["--window", "0"], "--window"),
+    (["--chunk", "0"], "--chunk"),
+    (["--device", "-5"], "--device"),
+    (["--no-such-flag"], "--no-such-flag"),
+    (["--output", "/nonexistent-dir/x.h5"], "does not exist"),
+    (["--output", "/proc/x.h5"], "/proc/x.h5"),
+    (["--json", "/nonexistent-dir/x.jsonl"], "--json"),
+]
+
+
+def one(np_, args, needle, cwd):
+    t0 = time.time()
+    p = mpirun(np_, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "-w", "0"] + args,
+               timeout=60, cwd=cwd)
+    lines = [l for l in (p.stdout + p.stderr).splitlines() if l.strip()]
+    check(p.returncode == 2, f"np={np_} {args}: exit {p.returncode}, output {lines}")
+    check(len(lines) == 1, f"np={np_} {args}: expected one line, got {lines}")
+    check(lines[0].startswith("gdrbench: ") and needle in lines[0],
+          f"np={np_} {args}: line {lines[0]!r} lacks {needle!r}")
+    check(time.time() - t0 < 45, f"np={np_} {args}: took {time.time() - t0:.0f} s")
+
+
+def run(nps):
+    d = tmpdir()
+    jobs = [(np_, args, needle) for np_ in nps for args, needle in CASES]
+    jobs.append((1, ["-t", "bw"], "needs at least 2 ranks"))  # p2p tests need two ranks
+    # Launches mostly wait on mpirun's start-up: a few at once keeps this short.
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        for f in [pool.submit(one, np_, args, needle, d) for np_, args, needle in jobs]:
+            f.result()
+    # An existing file is never replaced without --force, and stays intact.
+    out = os.path.join(d, "exists.h5")
+    with open(out, "w") as f:
+        f.write("precious")
+    one(nps[0], ["--output", out], "--force", d)
+    check(open(out).read() == "precious", "existing file was modified")
+    p = mpirun(2, ["run", "-t", "allreduce", "-e", "64", "-n", "1", "--output", out, "--force"], cwd=d)
+    check(p.returncode == 0, f"--force run failed: {p.stderr}")
+    root, cases = read_cases(out)
+    check(root["status"] == "complete" and len(cases) > 0, "--force did not write a result file")
+    # Without a launcher, too.
+    import subprocess
+    q = subprocess.run([GDRBENCH, "run", "-b", "0"], capture_output=True, text=True, timeout=30, env=env())
+    check(q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1 and q.stdout == "",
+          f"direct run: {q.returncode} {q.stderr!r}")
+
+
+if __name__ == "__main__":
+    a = argparse.ArgumentParser()
+    a.add_argument("--np", type=int, nargs="+", required=True)
+    main(lambda: run(a.parse_args().np))

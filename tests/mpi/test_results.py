@@ -1,0 +1,72 @@
+"""What a user relies on around the numbers: the default output name, a
+wrong result turning the exit status to 1, and a stalled rank ending the
+job with a message that names it instead of hanging."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+from gdrtest import *  # noqa: F401,F403
+
+
+def default_output():
+    d = tmpdir()
+    p = mpirun(3, ["run", "-t", "allreduce", "-T", "mpi", "-e", "1K", "-n", "2", "--reference", "none"], cwd=d)
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    files = os.listdir(os.path.join(d, "results"))
+    check(len(files) == 1 and re.fullmatch(r"\d{8}T\d{6}_.+_3r\.h5", files[0]), f"default name: {files}")
+    root, cases = read_cases(os.path.join(d, "results", files[0]))
+    check(root["ranks"] == 3 and len(cases) == 8, f"{root['ranks']} ranks, {len(cases)} cases")
+    check("run -t allreduce" in root["command_line"], root["command_line"])
+    check(root["start_utc"] <= root["end_utc"], "start after end")
+
+
+def wrong_results_exit_1():
+    d = tmpdir()
+    js = os.path.join(d, "w.jsonl")
+    p = mpirun(2, ["run", "-t", "allreduce", "-b", "64", "-e", "64", "-n", "3", "--json", js,
+                   "--output", os.path.join(d, "w.h5")], extra_env={"GDR_SELFTEST_CORRUPT": "1"})
+    check(p.returncode == 1, f"exit {p.returncode} with corrupted results\n{p.stderr}")
+    check("NOT correct" in p.stderr, p.stderr)
+    rows = read_jsonl(js)
+    check(all(r["wrong"] == 1 for r in rows), f"each row should count the one spoiled element: {rows}")
+    _, cases = read_cases(os.path.join(d, "w.h5"))
+    check(all(a["wrong"] == 1 for a, _ in cases), "HDF5 wrong count")
+
+
+def stalled_rank_times_out():
+    """SIGSTOP one rank mid-sweep: the others must give up after --timeout,
+    name who they waited for, and the file keeps the finished cases."""
+    d = tmpdir()
+    h5 = os.path.join(d, "t.h5")
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", "2", GDRBENCH, "run", "-t", "allreduce",
+           "-b", "8", "-e", "8", "-n", "100000", "-w", "0", "--timeout", "3", "--output", h5]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
+    time.sleep(2.5)
+    pids = subprocess.run(["pgrep", "-f", f"gdrbench run .*{h5}"], capture_output=True, text=True).stdout.split()
+    check(len(pids) >= 2, f"ranks not found: {pids}")
+    victim = sorted(int(x) for x in pids)[-1]
+    os.kill(victim, signal.SIGSTOP)
+    t0 = time.time()
+    try:
+        out, err = p.communicate(timeout=30)
+    finally:
+        try:
+            os.kill(victim, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    took = time.time() - t0
+    check(p.returncode != 0, "a stalled rank went unnoticed")
+    check(took < 3 + 10, f"took {took:.1f} s to give up")
+    check("timed out after 3 s" in err and "rank" in err, f"message does not say who: {err}")
+
+
+def run():
+    default_output()
+    wrong_results_exit_1()
+    stalled_rank_times_out()
+
+
+if __name__ == "__main__":
+    main(run)
