@@ -51,7 +51,8 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
   sub.add_option("-c,--check", a.check, "verify every allreduce iteration (0/1)")
       ->capture_default_str();
   sub.add_option("--reference", a.references,
-                 "library collectives to run beside ours, comma list: mpi (or 'none')")
+                 "reference rows beside ours, comma list: mpi (MPI_Allreduce), nccl, copy "
+                 "(= copy-d2d,copy-d2h,copy-h2d), or none")
       ->capture_default_str();
   sub.add_option("--output", a.output,
                  "HDF5 result file (default results/<UTC time>_<host>_<np>r.h5)");
@@ -65,6 +66,9 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk, "ring allreduce pipeline chunk size")->capture_default_str();
   sub.add_option("--device", a.device, "CUDA device for every rank (default: local rank mod count)");
+  sub.add_option("--hca", a.hca,
+                 "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)");
+  sub.add_option("--gid-index", a.gid_index, "verbs: GID index (default: first RoCE v2 GID)");
   sub.add_option("--stage-chunk", a.stage_chunk, "staged path: bytes per pinned host chunk")->capture_default_str();
 }
 
@@ -128,7 +132,17 @@ RunOptions validate(const RunArgs& a) {
   if (a.references != "none") {
     std::vector<std::string> known;
     for (auto& r : reference_registry()) known.push_back(r.name);
-    o.references = checked_names(a.references, "--reference", known);
+    // "copy" is shorthand for every copy-* row (the copy engines' ceilings).
+    std::string refs;
+    for (const std::string& r : split_list(a.references)) {
+      std::size_t before = refs.size();
+      for (auto& k : known)
+        if (r == "copy" && k.rfind("copy-", 0) == 0) refs += k + ",";
+      if (r == "copy" && refs.size() == before)
+        throw UsageError("--reference copy: this gdrbench has no copy rows (built without CUDA)");
+      if (r != "copy") refs += r + ",";
+    }
+    o.references = checked_names(refs, "--reference", known);
   }
   if (!(a.timeout > 0)) throw UsageError(fmt::format("--timeout {} must be positive", a.timeout));
   o.timeout = a.timeout;
@@ -141,6 +155,15 @@ RunOptions validate(const RunArgs& a) {
   o.chunk_bytes = parse_size(a.chunk, "--chunk");
   if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
   o.device = a.device;
+  if (a.gid_index < -1) throw UsageError(fmt::format("--gid-index {} must be 0 or more", a.gid_index));
+  o.gid_index = a.gid_index;
+  if (a.hca.find(':') != std::string::npos) {
+    std::string port = a.hca.substr(a.hca.find(':') + 1);
+    if (port.empty() || port.size() > 3 || port.find_first_not_of("0123456789") != std::string::npos ||
+        std::stoi(port) < 1)
+      throw UsageError(fmt::format("--hca '{}': the port after ':' must be a number from 1", a.hca));
+  }
+  o.hca = a.hca;
   o.stage_chunk_bytes = parse_size(a.stage_chunk, "--stage-chunk");
   o.output = a.output;
   o.json = a.json;

@@ -13,6 +13,9 @@
 #ifdef GDR_HAVE_CUDA
 #include "cuda/cuda_memory.h"
 #endif
+#ifdef GDR_HAVE_VERBS
+#include "transports/verbs/verbs_options.h"
+#endif
 #include "commands.h"
 #include "errors.h"
 #include "hdf5_sink.h"
@@ -134,6 +137,15 @@ int run_command(const RunArgs& args, int argc, char** argv) {
                                boot.allreduce_max(boot.local_size()), boot.me());
 #endif
   staging_config().chunk_bytes = opt.stage_chunk_bytes;
+#ifdef GDR_HAVE_VERBS
+  if (!opt.hca.empty() || opt.gid_index >= 0) {
+    VerbsOptions v = verbs_options();
+    if (!opt.hca.empty()) v.hca = opt.hca;
+    if (opt.gid_index >= 0) v.gid_index = opt.gid_index;
+    if (opt.device >= 0) v.cuda_device = opt.device;
+    set_verbs_options(v);
+  }
+#endif
   if (std::string why = unusable_memory(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
       fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda is not usable on another rank" : why);
