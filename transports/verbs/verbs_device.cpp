@@ -151,7 +151,8 @@ std::shared_ptr<DeviceContext> open_device(const VerbsOptions& opts, int local_r
     spec = parse_hca(opts.hca);
     c.why = fmt::format("--hca {}", opts.hca);
   } else if (auto& cu = CudaDriver::get(); cu.loaded() && cu.device_count() > 0) {
-    std::string bus = cu.pci_bus_id(local_rank % cu.device_count());
+    int gpu = opts.cuda_device >= 0 ? opts.cuda_device : local_rank % cu.device_count();
+    std::string bus = cu.pci_bus_id(gpu);
     spec.device = closest_to_gpu(devs, bus, c.gpu_hca_path);
     if (!spec.device.empty()) c.why = fmt::format("closest to GPU {}", bus);
   }

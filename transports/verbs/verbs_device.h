@@ -33,7 +33,7 @@ struct PortChoice {
 
 // Opens the device `opts` names, else the one closest to this rank's GPU
 // (hwloc, when a GPU exists), else the first with an ACTIVE port.
-// `local_rank` picks the GPU as local_rank % device count.
+// The GPU is opts.cuda_device, else local_rank % device count.
 // Throws RunError (prefixed by `who`) when nothing usable exists.
 std::shared_ptr<DeviceContext> open_device(const VerbsOptions& opts, int local_rank,
                                            const std::string& who, PortChoice& out);

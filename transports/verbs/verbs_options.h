@@ -10,6 +10,7 @@ namespace gdr {
 struct VerbsOptions {
   std::string hca;     // "DEV" or "DEV:PORT"; empty: choose automatically
   int gid_index = -1;  // -1: choose automatically (RoCE only)
+  int cuda_device = -1;  // this rank's GPU, for the closest HCA; -1: local rank mod count
 };
 
 void set_verbs_options(const VerbsOptions& o);
