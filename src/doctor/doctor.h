@@ -95,8 +95,10 @@ std::vector<std::pair<std::string, std::string>> flatten(const std::vector<Repor
 // host, in rank order.
 std::vector<Report> gather(Bootstrap& boot, const Options& options = {});
 
-// One line that `gdrbench run` prints before its table when this node is not
-// ready for what the run asks, or "" when it is. `transport` is verbs | ucx |
+// One line (no prefix, no newline) that `gdrbench run` prints before its
+// table when this node is not ready for what the run asks, or "" when it is:
+// "node01 is not ready for -m cuda --path direct over verbs: gpu/driver: ...;
+// run `gdrbench doctor` for the fixes". `transport` is verbs | ucx |
 // mpi | nccl (anything else: only the GPU checks are consulted).
 std::string readiness_warning(const Report& report, bool wants_cuda_direct,
                               const std::string& transport);

@@ -200,7 +200,7 @@ std::string readiness_warning(const Report& r, bool wants_cuda_direct, const std
   };
   std::string what = wants_cuda_direct ? "-m cuda --path direct over " + transport
                                        : "host memory over " + transport;
-  std::string line = fmt::format("warning: {} is {} for {}: {}", r.host,
+  std::string line = fmt::format("{} is {} for {}: {}", r.host,
                                  blocking.empty() ? "degraded" : "not ready", what, brief(*list[0]));
   if (list.size() > 1) line += fmt::format(" (and {} more)", list.size() - 1);
   return line + "; run `gdrbench doctor` for the fixes";
