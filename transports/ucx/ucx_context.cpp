@@ -83,7 +83,7 @@ std::string no_cuda_reason() {
   return fmt::format(
       "this UCX ({}) was built without CUDA; use a UCX configured --with-cuda (build gdrbench "
       "with -DUCX_ROOT=<its prefix> and put <its prefix>/lib first on LD_LIBRARY_PATH; see "
-      "transports/ucx/README.md) or use --path staged",
+      "transports/ucx/README.md)",
       where);
 }
 

@@ -104,6 +104,11 @@ class UcxTransport final : public Transport {
   bool supports(MemKind k) const override {
     return k == MemKind::host || (k == MemKind::cuda && ctx_->supports_cuda());
   }
+  // Why `direct` cannot move `k`, for make_transport's error. Deliberately
+  // without `override`: it becomes one when Transport gains this virtual.
+  std::string unsupported_reason(MemKind k) const {
+    return supports(k) ? std::string() : ucx::no_cuda_reason();
+  }
   void connect(const std::vector<int>& peers) override;
   std::unique_ptr<MemRegion> register_memory(const Buffer& b) override {
     return std::make_unique<UcxRegion>(b, ctx_, boot_);
