@@ -45,13 +45,18 @@ struct Pending {
   Request req;
 };
 
+struct Reducing {
+  std::size_t idx;
+  std::uint64_t ticket;
+};
+
 void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
   const int n = env.boot.size(), r = env.boot.rank();
   if (n == 1) return;
   Transport& t = *env.transport;
   const int right = (r + 1) % n, left = (r + n - 1) % n;
   const std::size_t ds = dtype_size(c.dtype);
-  const std::size_t K = ring::chunks_per_segment(c.count, n, std::max<std::size_t>(c.chunk_bytes / ds, 1));
+  const std::size_t K = ring::chunks_per_segment(c.count, n, std::max<std::size_t>(ring::chunk_bytes(c.chunk_bytes, c.mem == MemKind::host, c.bytes, n) / ds, 1));
   const std::size_t total = static_cast<std::size_t>(ring::steps(n)) * K;
 
   auto range_of = [&](int seg, std::size_t k) {
@@ -63,6 +68,7 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
 
   std::vector<char> send_done(total, 0), ready(total, 0);
   std::vector<Pending> sends, recvs;
+  std::vector<Reducing> reduces;
   std::size_t next_send = 0, next_recv = 0, finished = 0;
   Deadline deadline(env.boot.timeout());
 
@@ -104,12 +110,20 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
       if (!t.test(p.req)) return false;
       int g = static_cast<int>(p.idx / K);
       if (ring::is_reduce_step(g, n)) {
+        // Reduce in the background; the chunk is ready once that finishes.
         int seg = ring::recv_segment(r, n, g);
         ring::Range ch = range_of(seg, p.idx % K);
-        env.mem.reduce(rwork_->at(ch.offset * ds),
-                       rscratch_->at(scratch_off(g, seg, ch)), ch.count, c.dtype, c.op);
-        env.mem.sync();
+        reduces.push_back({p.idx, env.mem.reduce_async(rwork_->at(ch.offset * ds),
+                                                       rscratch_->at(scratch_off(g, seg, ch)),
+                                                       ch.count, c.dtype, c.op)});
+        return progressed = true;
       }
+      ready[p.idx] = 1;
+      ++finished;
+      return progressed = true;
+    });
+    std::erase_if(reduces, [&](const Reducing& p) {
+      if (!env.mem.copy_done(p.ticket)) return false;
       ready[p.idx] = 1;
       ++finished;
       return progressed = true;

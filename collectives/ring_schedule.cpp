@@ -25,6 +25,12 @@ std::size_t chunks_per_segment(std::size_t count, int n, std::size_t chunk_elems
   return std::max<std::size_t>(1, (largest + chunk_elems - 1) / chunk_elems);
 }
 
+std::size_t chunk_bytes(std::size_t requested, bool host_memory, std::size_t bytes, int n) {
+  if (requested) return requested;
+  if (host_memory) return 1u << 20;
+  return std::max<std::size_t>(1u << 20, bytes / static_cast<std::size_t>(std::max(n, 1)) / 4);
+}
+
 // Reduce-scatter step s: send (r - s), receive (r - s - 1); afterwards rank r
 // holds the full sum of segment (r + 1). Allgather step a: send (r + 1 - a),
 // receive (r - a).

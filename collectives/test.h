@@ -36,7 +36,7 @@ struct CaseParams {
   bool check = true;
   int src = -1, dst = -1;  // p2p pair; -1 for collectives
   int window = 64;         // messages in flight per bw/bibw iteration
-  std::size_t chunk_bytes = 1 << 20;  // ring pipelining granularity
+  std::size_t chunk_bytes = 0;  // ring pipelining granularity; 0 = auto
 };
 
 // What one rank measured in one case.

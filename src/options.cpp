@@ -64,7 +64,8 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
   sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration")
       ->capture_default_str();
-  sub.add_option("--chunk", a.chunk, "ring allreduce pipeline chunk size")->capture_default_str();
+  sub.add_option("--chunk", a.chunk,
+                 "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
   sub.add_option("--device", a.device, "CUDA device for every rank (default: local rank mod count)");
   sub.add_option("--hca", a.hca,
                  "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)");
@@ -152,7 +153,7 @@ RunOptions validate(const RunArgs& a) {
   else throw UsageError(fmt::format("--pairs: unknown value '{}' (use ring, all)", a.pairs));
   if (a.window < 1) throw UsageError(fmt::format("--window {} must be at least 1", a.window));
   o.window = a.window;
-  o.chunk_bytes = parse_size(a.chunk, "--chunk");
+  o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
   if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
   o.device = a.device;
   if (a.gid_index < -1) throw UsageError(fmt::format("--gid-index {} must be 0 or more", a.gid_index));

@@ -32,9 +32,11 @@ struct RunArgs {
   double timeout = 60;
   std::string pairs;
   int window = 64;
-  std::string chunk = "1M";
+  std::string chunk = "auto";
   int device = -1;
   std::string stage_chunk = "4M";
+  std::string hca;
+  int gid_index = -1;
 };
 
 // Validated, typed options.
@@ -53,9 +55,11 @@ struct RunOptions {
   double timeout = 60;
   Pairs pairs = Pairs::fixed;
   int window = 64;
-  std::size_t chunk_bytes = 1 << 20;
+  std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)
   int device = -1;
   std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk
+  std::string hca;     // verbs: "DEV[:PORT]", empty = closest to the GPU / first active
+  int gid_index = -1;  // verbs: -1 = first RoCE v2 GID
 };
 
 // Adds the `run` options to `sub`, writing into `args`.

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "collectives/ring_schedule.h"
 #include "errors.h"
 #include "progress.h"
 #include "signals.h"
@@ -93,6 +94,8 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
             c.count = bytes / unit;
             c.bytes = c.count * unit;
+            if (!ti.point_to_point)  // record the chunk the ring will use
+              c.chunk_bytes = ring::chunk_bytes(o.chunk_bytes, mem == MemKind::host, c.bytes, n);
             if (c.count == 0) {
               note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
               continue;

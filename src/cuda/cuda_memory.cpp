@@ -138,6 +138,14 @@ class CudaMemory final : public MemoryOps {
     check(launch_reduce(dst, src, count, t, op, {stream_, max_blocks_}), "reduce kernel launch");
   }
 
+  std::uint64_t reduce_async(void* dst, const void* src, std::size_t count, DType t,
+                             Op op) override {
+    reduce(dst, src, count, t, op);
+    std::uint64_t ticket = take_event();
+    check(cudaEventRecord(events_[ticket], stream_), "cudaEventRecord (reduce)");
+    return ticket;
+  }
+
   void fill_input(void* dst, std::size_t count, DType t, Op op, int rank, int it) override {
     ensure();
     InputTable tab{};
