@@ -315,3 +315,19 @@ TEST(DoctorAssess, GpuWithoutHca) {  // the lent H200: GPU, dma-buf, no RDMA dev
   EXPECT_EQ(readiness_warning(r, true, "ucx"), "");  // UCX over cuda_ipc needs no HCA
   EXPECT_NE(readiness_warning(r, true, "verbs"), "");
 }
+
+TEST(DoctorAssess, GpuOnPciWithoutDriver) {
+  Facts f;
+  f.host = "fresh";
+  f.kernel = {"6.8.0-31-generic", 6, 8};
+  f.gpu.pci_gpus = {"0000:00:06.0"};
+  f.gpu.nvml_error = "NVML not loadable: libnvidia-ml.so.1: cannot open shared object file";
+  f.gpu.cuda_error = "CUDA driver not loadable: libcuda.so.1: cannot open shared object file";
+  auto r = judge(f);
+  const auto& d = get(r, "gpu", "driver");
+  EXPECT_EQ(d.status, "fail");
+  EXPECT_NE(d.evidence.find("0000:00:06.0"), std::string::npos) << d.evidence;
+  EXPECT_NE(d.fix.find("install the NVIDIA"), std::string::npos) << d.fix;
+  EXPECT_EQ(get(r, "gpu", "cuda").status, "fail");  // a GPU is there: libcuda is missing
+  EXPECT_EQ(r.verdict, "not ready");
+}
