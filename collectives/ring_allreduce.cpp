@@ -123,7 +123,7 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
       return progressed = true;
     });
     std::erase_if(reduces, [&](const Reducing& p) {
-      if (!env.mem.copy_done(p.ticket)) return false;
+      if (!env.mem.reduce_done(p.ticket)) return false;
       ready[p.idx] = 1;
       ++finished;
       return progressed = true;

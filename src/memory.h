@@ -82,13 +82,14 @@ class MemoryOps {
   }
   virtual bool copy_done(std::uint64_t /*ticket*/) { return true; }
   // dst = dst (op) src in the background, so a pipelined collective can keep
-  // the wire busy meanwhile; its ticket is polled with copy_done() too.
+  // the wire busy meanwhile; poll its ticket with reduce_done().
   // Default: reduce at once.
   virtual std::uint64_t reduce_async(void* dst, const void* src, std::size_t count, DType t, Op op) {
     reduce(dst, src, count, t, op);
     sync();
     return 0;
   }
+  virtual bool reduce_done(std::uint64_t /*ticket*/) { return true; }
 };
 
 // The operations of a kind, or nullptr when it is not built into this binary.

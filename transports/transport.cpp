@@ -78,9 +78,11 @@ std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot
     throw UsageError(fmt::format("transport '{}' is not usable here: {}", name, why));
   std::unique_ptr<Transport> t = info->create(boot);
   if (mem == MemKind::host || path == Path::direct) {
-    if (!t->supports(mem))
-      throw UsageError(fmt::format(
-          "transport '{}' cannot move {} memory directly; use --path staged", name, mem_name(mem)));
+    if (!t->supports(mem)) {
+      std::string why = t->unsupported_reason(mem);
+      throw UsageError(fmt::format("transport '{}' cannot move {} memory directly{}; use --path staged",
+                                   name, mem_name(mem), why.empty() ? "" : ": " + why));
+    }
     return t;
   }
   if (!staging_factory())

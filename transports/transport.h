@@ -55,6 +55,8 @@ class Transport {
   virtual std::string_view name() const = 0;
   // Whether `direct` transfers of this memory kind work (host always should).
   virtual bool supports(MemKind k) const = 0;
+  // Why `direct` transfers of `k` do not work (for the error); empty when unknown.
+  virtual std::string unsupported_reason(MemKind) const { return {}; }
   // Collective: every rank calls it with the peers it will talk to (may be
   // empty). Endpoint blobs travel through the bootstrap.
   virtual void connect(const std::vector<int>& peers) = 0;

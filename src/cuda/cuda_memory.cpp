@@ -145,6 +145,7 @@ class CudaMemory final : public MemoryOps {
     check(cudaEventRecord(events_[ticket], stream_), "cudaEventRecord (reduce)");
     return ticket;
   }
+  bool reduce_done(std::uint64_t ticket) override { return copy_done(ticket); }
 
   void fill_input(void* dst, std::size_t count, DType t, Op op, int rank, int it) override {
     ensure();

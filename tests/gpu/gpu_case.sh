@@ -39,7 +39,7 @@ if mpirun --version 2>&1 | grep -q "Open MPI"; then
   launcher+=(--oversubscribe --bind-to none)
   [ "$(id -u)" = 0 ] && launcher+=(--allow-run-as-root)
 fi
-"${launcher[@]}" "$bin" run "$@" --output "$dir/r.h5" --json "$dir/r.jsonl" >"$dir/out.txt" 2>&1
+"${launcher[@]}" "$bin" run --timeout 30 "$@" --output "$dir/r.h5" --json "$dir/r.jsonl" >"$dir/out.txt" 2>&1
 rc=$?
 cat "$dir/out.txt"
 fail() { echo "FAIL: $*"; exit 1; }

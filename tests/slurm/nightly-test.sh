@@ -43,7 +43,8 @@ stub=$out/nightly/gdrbench-stub
 cat > "$stub" <<STUB
 #!/usr/bin/env bash
 case \${1:-} in
-  --help) "$real" --help; [[ \${STUB_COMPARE:-missing} == missing ]] || echo "  compare                     stub"; exit 0 ;;
+  --help) "$real" --help | grep -vE '^[[:space:]]+compare[[:space:]]'
+          [[ \${STUB_COMPARE:-missing} == missing ]] || echo "  compare                     stub"; exit 0 ;;
   compare) [[ \${STUB_COMPARE:-missing} == missing ]] && { echo "The following argument was not expected: compare"; exit 109; }
            echo "\$2 \$3" >> "$out/nightly/compare.log"; echo "stub compare: \$STUB_COMPARE"; exit "\$STUB_COMPARE" ;;
   *) exec "$real" "\$@" ;;

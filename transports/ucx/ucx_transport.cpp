@@ -106,7 +106,7 @@ class UcxTransport final : public Transport {
   }
   // Why `direct` cannot move `k`, for make_transport's error. Deliberately
   // without `override`: it becomes one when Transport gains this virtual.
-  std::string unsupported_reason(MemKind k) const {
+  std::string unsupported_reason(MemKind k) const override {
     return supports(k) ? std::string() : ucx::no_cuda_reason();
   }
   void connect(const std::vector<int>& peers) override;
