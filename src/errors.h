@@ -19,6 +19,12 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A transport that cannot run one memory kind and path (mpi with device
+// memory, direct): the sweep skips those cases with a note.
+struct UnsupportedError : UsageError {
+  using UsageError::UsageError;
+};
+
 struct RunError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };

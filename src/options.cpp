@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <charconv>
 #include <set>
 
 #include "collectives/test.h"
@@ -62,7 +63,9 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--pairs", a.pairs,
                  "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
-  sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration")
+  sub.add_option("--window", a.window,
+                 "messages in flight per bw/bibw iteration (auto: 64, fewer above 4 MiB so an "
+                 "iteration moves at most 256 MiB)")
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
@@ -151,8 +154,13 @@ RunOptions validate(const RunArgs& a) {
   else if (a.pairs == "ring") o.pairs = Pairs::ring;
   else if (a.pairs == "all") o.pairs = Pairs::all;
   else throw UsageError(fmt::format("--pairs: unknown value '{}' (use ring, all)", a.pairs));
-  if (a.window < 1) throw UsageError(fmt::format("--window {} must be at least 1", a.window));
-  o.window = a.window;
+  if (a.window != "auto") {
+    int w = 0;
+    auto [end, ec] = std::from_chars(a.window.data(), a.window.data() + a.window.size(), w);
+    if (ec != std::errc() || end != a.window.data() + a.window.size() || w < 1)
+      throw UsageError(fmt::format("--window '{}' must be 'auto' or a whole number >= 1", a.window));
+    o.window = w;
+  }
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
   if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
   o.device = a.device;

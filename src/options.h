@@ -31,7 +31,7 @@ struct RunArgs {
   bool force = false;
   double timeout = 60;
   std::string pairs;
-  int window = 64;
+  std::string window = "auto";
   std::string chunk = "auto";
   int device = -1;
   std::string stage_chunk = "4M";
@@ -54,7 +54,7 @@ struct RunOptions {
   bool force = false;
   double timeout = 60;
   Pairs pairs = Pairs::fixed;
-  int window = 64;
+  int window = 0;  // 0: auto (64, fewer for messages over 4 MiB)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)
   int device = -1;
   std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -59,6 +60,13 @@ std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
   return {peers.begin(), peers.end()};
 }
 
+// OSU's window of 64 messages, cut down for large messages so an iteration
+// moves at most 256 MiB (a 1 GiB sweep would otherwise move 64 GiB per step).
+int auto_window(std::size_t bytes) {
+  std::size_t w = (256u << 20) / std::max<std::size_t>(bytes, 1);
+  return static_cast<int>(std::clamp<std::size_t>(w, 1, 64));
+}
+
 CaseParams base_params(const RunOptions& o, const std::string& test, MemKind mem, Path path) {
   CaseParams c;
   c.test = test;
@@ -94,6 +102,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
             c.count = bytes / unit;
             c.bytes = c.count * unit;
+            if (ti.point_to_point && o.window == 0) c.window = auto_window(c.bytes);
             if (!ti.point_to_point)  // record the chunk the ring will use
               c.chunk_bytes = ring::chunk_bytes(o.chunk_bytes, mem == MemKind::host, c.bytes, n);
             if (c.count == 0) {
@@ -168,16 +177,21 @@ class Sweep {
     set_activity(fmt::format("setting up {} over {} ({} memory, {})", key.test, key.name,
                              mem_name(key.mem), path_name(key.path)));
     std::string err;
+    int severity = 0;  // 1: this combination is unsupported, 2: the transport is unusable
     try {
       lane.transport = key.reference ? nullptr : transport(key);
       lane.test = key.reference ? find_reference(key.name)->create() : find_test(key.test)->create();
+    } catch (const UnsupportedError& e) {
+      err = e.what();
+      severity = 1;
     } catch (const UsageError& e) {
       err = e.what();
+      severity = 2;
     }
     // Every rank must agree before the collective prepare step.
-    if (boot_.allreduce_max(err.empty() ? 0 : 1)) {
+    if (int worst = boot_.allreduce_max(severity); worst > 0) {
       if (err.empty()) err = "it failed on another rank";
-      if (!opt_.transports_defaulted || key.reference) throw UsageError(err);
+      if (worst == 2 && (!opt_.transports_defaulted || key.reference)) throw UsageError(err);
       lane.dead = err;
       for (auto& s : sinks_) s->note(fmt::format("{}: skipped ({})", key.name, err));
       return lane;

@@ -80,7 +80,7 @@ std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot
   if (mem == MemKind::host || path == Path::direct) {
     if (!t->supports(mem)) {
       std::string why = t->unsupported_reason(mem);
-      throw UsageError(fmt::format("transport '{}' cannot move {} memory directly{}; use --path staged",
+      throw UnsupportedError(fmt::format("transport '{}' cannot move {} memory directly{}; use --path staged",
                                    name, mem_name(mem), why.empty() ? "" : ": " + why));
     }
     return t;
