@@ -22,7 +22,7 @@ if [ ! -s "$OUT/doctor-h200.json" ]; then
   echo "doctor exit $?"; nvidia-smi topo -m > "$OUT/nvidia-smi-topo.txt" 2>&1
 fi
 name=${stamp}_h200_${np}r
-timeout 420 "${m[@]}" "$bin" run -t allreduce,latency,bw,bibw -T ucx,mpi -m host,cuda \
+timeout 300 "${m[@]}" "$bin" run -t allreduce,latency,bw,bibw -T ucx,mpi -m host,cuda \
   --path direct,staged --reference copy -b 4 -e 1G -f 4 -n "${ITERS:-10}" -w 2 --timeout 60 \
   --output "$OUT/$name.h5" --json "$OUT/$name.jsonl" "$@" > "$OUT/$name.txt" 2>&1
 echo "sweep exit $?"
@@ -33,7 +33,7 @@ if command -v nvidia-cuda-mps-control >/dev/null && [ "$np" = 2 ]; then
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   if nvidia-cuda-mps-control -d; then
     m+=(-x CUDA_MPS_PIPE_DIRECTORY -x CUDA_MPS_LOG_DIRECTORY)
-    timeout 150 "${m[@]}" "$bin" run -t allreduce,latency,bw -T ucx -m cuda --path direct,staged \
+    timeout 100 "${m[@]}" "$bin" run -t allreduce,latency,bw -T ucx -m cuda --path direct,staged \
       --reference copy -b 8 -e 1G -f 32 -n 10 -w 2 --timeout 60 \
       --output "$OUT/${name}_mps.h5" --json "$OUT/${name}_mps.jsonl" > "$OUT/${name}_mps.txt" 2>&1
     echo "mps sweep exit $?"
