@@ -13,8 +13,15 @@ std::string status(const std::string& why) { return why.empty() ? "usable" : "no
 
 int list_command() {
   fmt::print("transports:\n");
-  for (auto& t : transport_registry())
-    fmt::print("  {:<8} {:<60} {}\n", t.name, t.description, status(t.unavailable_reason()));
+  for (auto& t : transport_registry()) {
+    std::string why = t.unavailable_reason();
+    fmt::print("  {:<8} {}\n  {:<8} {}\n", t.name, status(why), "", t.description);
+    if (!why.empty()) continue;
+    std::string device = !t.device_memory_reason ? "decided when a run registers it (gdrbench doctor tells)"
+                         : t.device_memory_reason().empty() ? "usable"
+                                                            : "not usable: " + t.device_memory_reason();
+    fmt::print("  {:<8} cuda memory, direct path: {}\n", "", device);
+  }
   fmt::print("memory kinds:\n");
   for (MemKind k : {MemKind::host, MemKind::cuda}) {
     MemoryOps* ops = memory_ops(k);

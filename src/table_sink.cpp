@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <map>
 
 #include "results.h"
 #include "stats.h"
@@ -26,9 +27,9 @@ class TableSink final : public ResultSink {
     fmt::print("# time: mean over iterations of the slowest rank's time (latency: one way); "
                "GB/s = 1e9 B/s\n");
     fmt::print("#{:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11} {:>10} {:>10} {:>8} "
-               "{:>8} {:>7}\n",
+               "{:>8} {:>7} {:>7}\n",
                "size(B)", "count", "type", "op", "test", "transport", "mem", "path", "time(us)",
-               "min(us)", "max(us)", "algbw", "busbw", "#wrong");
+               "min(us)", "max(us)", "algbw", "busbw", "#wrong", "d/s");
     std::fflush(stdout);
   }
   void add(const CaseRecord& r) override {
@@ -36,11 +37,12 @@ class TableSink final : public ResultSink {
     std::string transport = c.reference ? c.transport + "*" : c.transport;
     std::string test = c.src >= 0 ? fmt::format("{}:{}>{}", c.test, c.src, c.dst) : c.test;
     fmt::print(" {:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11.2f} {:>10.2f} {:>10.2f} "
-               "{:>8.2f} {:>8.2f} {:>7}\n",
+               "{:>8.2f} {:>8.2f} {:>7} {:>7}\n",
                c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
                c.has_dtype ? op_name(c.op) : "-", test, transport, mem_name(c.mem),
                path_name(c.path), r.slowest.mean * 1e6, r.slowest.min * 1e6, r.slowest.max * 1e6,
-               r.algbw_gbps, r.busbw_gbps, c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-");
+               r.algbw_gbps, r.busbw_gbps, c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-",
+               speedup(r));
     std::fflush(stdout);
   }
   void note(const std::string& n) override {
@@ -53,6 +55,26 @@ class TableSink final : public ResultSink {
   }
 
  private:
+  // Direct over staged for the same case: staged time / direct time, shown
+  // on whichever of the two rows comes second.
+  std::string speedup(const CaseRecord& r) {
+    const CaseParams& c = r.params;
+    if (c.mem == MemKind::host) return "-";
+    auto key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.test, c.transport, c.reference,
+                           mem_name(c.mem), c.has_dtype ? dtype_name(c.dtype) : "byte",
+                           c.has_dtype ? op_name(c.op) : "", c.bytes, c.src, c.dst);
+    double& mine = (c.path == Path::direct ? direct_ : staged_)[key];
+    mine = r.slowest.mean;
+    auto& other_map = c.path == Path::direct ? staged_ : direct_;
+    auto other = other_map.find(key);
+    if (other == other_map.end() || !(mine > 0) || !(other->second > 0)) return "-";
+    double direct = c.path == Path::direct ? mine : other->second;
+    double staged = c.path == Path::direct ? other->second : mine;
+    return fmt::format("{:.2f}", staged / direct);
+  }
+
+  std::map<std::string, double> direct_, staged_;
+
   static std::string host_summary(const RunMetadata& m) {
     std::vector<std::string> uniq;
     for (auto& h : m.hosts)

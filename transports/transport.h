@@ -86,6 +86,9 @@ struct TransportInfo {
   // Creates the transport for direct use of memory kind `mem`. The staged
   // path needs only host support: make_transport wraps it.
   std::function<std::unique_ptr<Transport>(Bootstrap&)> create;
+  // For `gdrbench list`: empty when `direct` transfers of device memory can
+  // work here, else why not. Unset: not known until a run tries.
+  std::function<std::string()> device_memory_reason = {};
 };
 std::vector<TransportInfo>& transport_registry();
 const TransportInfo* find_transport(std::string_view name);

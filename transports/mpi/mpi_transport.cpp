@@ -92,7 +92,8 @@ class MpiTransport final : public Transport {
 
 GDR_REGISTER_TRANSPORT(reg_mpi, "mpi", "MPI point-to-point (MPI_Isend/MPI_Irecv) on host memory",
                        [] { return std::string(); },
-                       [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); });
+                       [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); },
+                       [] { return std::string("moves host memory only (use --path staged)"); });
 
 }  // namespace
 }  // namespace gdr

@@ -448,7 +448,8 @@ std::string unavailable() { return ucx::probe().error; }
 
 GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
                        "UCX UCP tag send/recv; device memory needs a UCX built with CUDA",
-                       unavailable, [](Bootstrap& b) { return std::make_unique<UcxTransport>(b); });
+                       unavailable, [](Bootstrap& b) { return std::make_unique<UcxTransport>(b); },
+                       [] { return ucx::probe().cuda ? std::string() : ucx::no_cuda_reason(); });
 
 }  // namespace
 }  // namespace gdr
