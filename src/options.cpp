@@ -120,6 +120,9 @@ RunOptions validate(const RunArgs& a) {
   o.transports = o.transports_defaulted ? default_transports()
                                         : checked_names(a.transports, "--transport", known_transports);
   if (o.transports.empty()) throw UsageError("no transport is usable here (see `gdrbench list`)");
+  for (const std::string& t : o.transports)
+    if (std::string why = find_transport(t)->unavailable_reason(); !why.empty())
+      throw UsageError(fmt::format("-T {}: not usable here: {}", t, why));
   o.mems = parse_list<MemKind>(a.mems, "--mem", parse_mem);
   o.paths = parse_list<Path>(a.paths, "--path", parse_path);
   std::size_t lo = parse_size(a.minbytes, "--minbytes");
