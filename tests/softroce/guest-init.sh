@@ -13,7 +13,8 @@ mount -t devtmpfs dev /dev
 mkdir -p /dev/pts /dev/shm
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-mount -t tmpfs tmpfs /tmp
+# /tmp stays the overlay (writable, tmpfs underneath): a tmpfs mounted over
+# it would hide a checkout that lives under the host's /tmp (CI may put one there).
 mount -t tmpfs tmpfs /run
 mkdir -p /results
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /results ||
