@@ -41,7 +41,11 @@ def make_run(path, *args, np=2, timeout=180):
         raise unittest.SkipTest("no gdrbench binary (set GDRBENCH or build into build/)")
     if shutil.which("mpirun") is None:
         raise unittest.SkipTest("no mpirun")
-    cmd = ["mpirun", "--oversubscribe", "-np", str(np), exe, "run", *args, "--output", path, "--force"]
+    # One transport unless a test asks otherwise: the default set depends on
+    # what this machine has built in, and the tests count cases.
+    transport = [] if ("-T" in args or "--transport" in args) else ["-T", "mpi"]
+    cmd = ["mpirun", "--oversubscribe", "-np", str(np), exe, "run", *transport, *args,
+           "--output", path, "--force"]
     r = subprocess.run(cmd, env=mpi_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                        text=True, timeout=timeout)
     if r.returncode != 0 or not os.path.exists(path):
