@@ -1,0 +1,215 @@
+// Set-up of the verbs transport: the device, the completion queue, one RC
+// queue pair per peer, the endpoint exchange and INIT -> RTR -> RTS.
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "../../src/bootstrap.h"
+#include "../../src/errors.h"
+#include "verbs_internal.h"
+#include "verbs_options.h"
+#include "verbs_transport.h"
+
+namespace gdr::verbs {
+
+// An integer from the environment within [lo, hi], else `dflt`.
+int env_int(const char* name, int dflt, int lo, int hi) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return dflt;
+  char* end = nullptr;
+  long x = std::strtol(v, &end, 10);
+  if (*end != '\0' || x < lo || x > hi)
+    throw UsageError(fmt::format("{}={}: want an integer in [{}, {}]", name, v, lo, hi));
+  return static_cast<int>(x);
+}
+
+// ---- set-up ----
+
+VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
+  dev_ = open_device(verbs_options(), boot.local_rank(), boot.me(), port_);
+  ibv_device_attr da{};
+  if (ibv_query_device(dev_->ctx, &da))
+    throw RunError(fmt::format("{}: verbs: ibv_query_device({}): {}", boot.me(), port_.device,
+                               std::strerror(errno)));
+  send_depth_ = std::min<std::uint32_t>(kSendDepth, da.max_qp_wr);
+  recv_depth_ = std::min<std::uint32_t>(kRecvDepth, da.max_qp_wr);
+  cq_max_ = da.max_cqe;
+  software_device_ = da.vendor_id == kRxeVendorId || da.vendor_id == kSiwVendorId;
+  // rxe takes retry_cnt 7 to mean "retry forever" (the spec reserves that for
+  // rnr_retry), so a dead peer would never be reported there: use 6.
+  retry_cnt_ = env_int("GDR_VERBS_RETRY_CNT", da.vendor_id == kRxeVendorId ? 6 : 7, 0, 7);
+  qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", 14, 1, 31);  // 4.096 us * 2^14 = 67 ms a try
+  mailbox_ = std::make_unique<HostMr>(dev_->pd, sizeof(std::uint64_t) * boot.size(), kAccess,
+                                      boot.me());
+  remote_.resize(boot.size());
+}
+
+VerbsTransport::~VerbsTransport() {
+  for (auto& p : peers_) {
+    if (p->qp) ibv_destroy_qp(p->qp);
+    p->slots.reset();
+  }
+  if (cq_) ibv_destroy_cq(cq_);
+}
+
+// One CQ for every queue pair, big enough for all their send and receive WQEs.
+void VerbsTransport::ensure_cq(std::size_t npeers) {
+  std::size_t need = std::size_t(send_depth_ + recv_depth_) * std::max<std::size_t>(npeers, 1);
+  int want = static_cast<int>(std::min<std::size_t>(need, std::size_t(cq_max_)));
+  if (cq_ && cq_size_ >= want) return;
+  if (cq_) {
+    if (ibv_resize_cq(cq_, want))
+      throw RunError(fmt::format("{}: verbs: ibv_resize_cq({} -> {}): {}", boot_.me(), cq_size_,
+                                 want, std::strerror(errno)));
+  } else {
+    cq_ = ibv_create_cq(dev_->ctx, want, nullptr, nullptr, 0);
+    if (!cq_)
+      throw RunError(fmt::format("{}: verbs: ibv_create_cq({}) on {}: {}", boot_.me(), want,
+                                 port_.device, std::strerror(errno)));
+  }
+  cq_size_ = want;
+}
+
+std::unique_ptr<VerbsTransport::Peer> VerbsTransport::create_peer(int rank) {
+  auto p = std::make_unique<Peer>();
+  p->rank = rank;
+  p->send_depth = send_depth_;
+  p->slots = std::make_unique<HostMr>(dev_->pd, kSlotBytes * (recv_depth_ + send_depth_),
+                                      IBV_ACCESS_LOCAL_WRITE, boot_.me());
+  p->credits = CreditWindow(recv_depth_);
+  p->reposts = RepostCounter(std::min(kAnnounceBatch, recv_depth_ / 4));
+  ibv_qp_init_attr a{};
+  a.send_cq = a.recv_cq = cq_;
+  a.qp_type = IBV_QPT_RC;
+  a.cap.max_send_wr = send_depth_;
+  a.cap.max_recv_wr = recv_depth_;
+  a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+  p->qp = ibv_create_qp(dev_->pd, &a);
+  if (!p->qp)
+    throw RunError(fmt::format("{}: verbs: ibv_create_qp(RC, for {}) on {}: {}", boot_.me(),
+                               boot_.who(rank), port_.device, std::strerror(errno)));
+  return p;
+}
+
+void VerbsTransport::to_init(Peer& p) {
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_INIT;
+  a.pkey_index = 0;
+  a.port_num = static_cast<std::uint8_t>(port_.port);
+  a.qp_access_flags = kAccess;
+  if (int e = ibv_modify_qp(p.qp, &a,
+                            IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
+    throw RunError(fmt::format("{}: verbs: ibv_modify_qp(INIT, for {}): {}", boot_.me(),
+                               boot_.who(p.rank), std::strerror(e)));
+  // Receives may be posted in INIT, so the peer's first message finds one.
+  for (std::uint32_t i = 0; i < recv_depth_; ++i) post_recv_slot(p, i);
+}
+
+void VerbsTransport::to_rtr_rts(Peer& p, const WireEndpoint& ep, std::uint32_t qpn,
+                                std::uint32_t psn) {
+  if (bool(ep.ethernet) != port_.ethernet)
+    throw RunError(fmt::format("{}: verbs: link layers differ: {} uses {}, {} uses {}",
+                               boot_.me(), port_.device, link_layer_name(port_.ethernet),
+                               boot_.who(p.rank), link_layer_name(ep.ethernet)));
+  p.path_mtu = common_mtu(port_.active_mtu, ep.active_mtu);
+  p.chunk = std::min<std::uint64_t>({port_.max_msg_sz, ep.max_msg_sz, kMaxChunk});
+  ibv_qp_attr a{};
+  a.qp_state = IBV_QPS_RTR;
+  a.path_mtu = static_cast<ibv_mtu>(p.path_mtu);
+  a.dest_qp_num = qpn;
+  a.rq_psn = psn;
+  a.max_dest_rd_atomic = 1;
+  a.min_rnr_timer = 12;
+  a.ah_attr.port_num = static_cast<std::uint8_t>(port_.port);
+  a.ah_attr.dlid = ep.lid;
+  if (port_.ethernet || ep.gid_index >= 0) {
+    a.ah_attr.is_global = 1;
+    std::memcpy(a.ah_attr.grh.dgid.raw, ep.gid, 16);
+    a.ah_attr.grh.sgid_index = static_cast<std::uint8_t>(port_.gid_index);
+    a.ah_attr.grh.hop_limit = 64;
+  }
+  int mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+             IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+  if (int e = ibv_modify_qp(p.qp, &a, mask))
+    throw RunError(fmt::format("{}: verbs: ibv_modify_qp(RTR, to {} qpn {}, mtu {}): {}",
+                               boot_.me(), boot_.who(p.rank), qpn, mtu_bytes(p.path_mtu),
+                               std::strerror(e)));
+  ibv_qp_attr r{};
+  r.qp_state = IBV_QPS_RTS;
+  r.timeout = static_cast<std::uint8_t>(qp_timeout_);
+  r.retry_cnt = static_cast<std::uint8_t>(retry_cnt_);
+  r.rnr_retry = 7;
+  r.sq_psn = p.my_psn;
+  r.max_rd_atomic = 1;
+  mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+         IBV_QP_MAX_QP_RD_ATOMIC;
+  if (int e = ibv_modify_qp(p.qp, &r, mask))
+    throw RunError(fmt::format("{}: verbs: ibv_modify_qp(RTS, to {}): {}", boot_.me(),
+                               boot_.who(p.rank), std::strerror(e)));
+}
+
+void VerbsTransport::connect(const std::vector<int>& peers) {
+  std::vector<std::size_t> fresh;  // indexes of peers new in this call
+  ensure_cq(peer_index_.size() + peers.size());
+  std::mt19937 rng(std::random_device{}());
+  for (int r : peers) {
+    if (r == boot_.rank() || r < 0 || r >= boot_.size())
+      throw RunError(fmt::format("{}: verbs: connect() to invalid rank {}", boot_.me(), r));
+    if (peer_index_.count(r)) continue;
+    auto p = create_peer(r);
+    p->index = peers_.size();
+    p->my_psn = rng() & 0xffffff;
+    to_init(*p);
+    peer_index_[r] = p->index;
+    fresh.push_back(p->index);
+    peers_.push_back(std::move(p));
+  }
+
+  // My endpoint plus one (peer, qpn, psn) per new queue pair.
+  WireEndpoint me;
+  me.lid = port_.lid;
+  me.ethernet = port_.ethernet;
+  me.port = static_cast<std::uint8_t>(port_.port);
+  me.gid_index = port_.gid_index;
+  std::memcpy(me.gid, port_.gid.raw, 16);
+  me.active_mtu = port_.active_mtu;
+  me.max_msg_sz = port_.max_msg_sz;
+  me.mailbox_addr = reinterpret_cast<std::uint64_t>(mailbox_->ptr);
+  me.mailbox_rkey = mailbox_->mr->rkey;
+  me.n_qps = static_cast<std::uint32_t>(fresh.size());
+  std::vector<std::byte> blob(sizeof me + fresh.size() * sizeof(WireQp));
+  std::memcpy(blob.data(), &me, sizeof me);
+  for (std::size_t i = 0; i < fresh.size(); ++i) {
+    const Peer& p = *peers_[fresh[i]];
+    WireQp q{p.rank, p.qp->qp_num, p.my_psn};
+    std::memcpy(blob.data() + sizeof me + i * sizeof q, &q, sizeof q);
+  }
+  auto all = boot_.allgather(blob);
+
+  for (std::size_t i : fresh) {
+    Peer& p = *peers_[i];
+    const auto& theirs = all.at(p.rank);
+    WireEndpoint ep;
+    std::memcpy(&ep, theirs.data(), sizeof ep);
+    const WireQp* found = nullptr;
+    for (std::uint32_t k = 0; k < ep.n_qps; ++k) {
+      auto* q = reinterpret_cast<const WireQp*>(theirs.data() + sizeof ep) + k;
+      if (q->peer == boot_.rank()) found = q;
+    }
+    if (!found)
+      throw RunError(fmt::format("{}: verbs: connect() lists {} as a peer but that rank does not "
+                                 "list this one (peers must be symmetric)",
+                                 boot_.me(), boot_.who(p.rank)));
+    p.remote_mailbox = ep.mailbox_addr + sizeof(std::uint64_t) * boot_.rank();
+    p.remote_mailbox_rkey = ep.mailbox_rkey;
+    to_rtr_rts(p, ep, found->qpn, found->psn);
+  }
+  // Nobody sends before every queue pair is ready to receive.
+  boot_.barrier();
+}
+
+}  // namespace gdr::verbs

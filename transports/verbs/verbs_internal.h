@@ -1,0 +1,108 @@
+// Private to the verbs transport's .cpp files: wire formats, constants,
+// work-request ids and the transport's per-operation and per-peer state.
+#pragma once
+
+#include <infiniband/verbs.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "verbs_logic.h"
+#include "verbs_transport.h"
+
+namespace gdr::verbs {
+
+// ---- wire formats (same binary on every rank, so plain structs) ----
+
+struct WireEndpoint {
+  std::uint32_t version = 1;
+  std::uint16_t lid = 0;
+  std::uint8_t ethernet = 0, port = 0;
+  std::int32_t gid_index = -1;
+  std::uint8_t gid[16] = {};
+  std::int32_t active_mtu = 0;
+  std::uint32_t max_msg_sz = 0;
+  std::uint64_t mailbox_addr = 0;
+  std::uint32_t mailbox_rkey = 0;
+  std::uint32_t n_qps = 0;  // followed by n_qps WireQp
+};
+struct WireQp {
+  std::int32_t peer;
+  std::uint32_t qpn, psn;
+};
+struct WireRegion {
+  std::uint64_t addr, bytes;
+  std::uint32_t rkey, ok;
+};
+
+// A clear-to-send: "write your next message to me here".
+struct CtlMsg {
+  std::uint32_t magic;
+  std::uint32_t region;
+  std::uint64_t offset, length;
+  std::uint32_t seq, pad;
+};
+constexpr std::uint32_t kCtsMagic = 0x67647243;  // "gdrC"
+constexpr std::size_t kSlotBytes = 64;
+static_assert(sizeof(CtlMsg) <= kSlotBytes);
+
+constexpr std::uint32_t kSendDepth = 256;
+constexpr std::uint32_t kRecvDepth = 256;
+constexpr std::uint32_t kAnnounceBatch = 32;
+constexpr std::uint64_t kMaxChunk = 1ull << 30;
+constexpr std::uint32_t kRxeVendorId = 0xffffff;  // Soft-RoCE
+constexpr std::uint32_t kSiwVendorId = 0x626d74;  // soft iWARP ("bmt")
+constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+
+// wr_id: kind in the top byte, peer index, then a slot number.
+enum class Wr : std::uint8_t { recv = 1, ctl = 2, data = 3, credit = 4 };
+inline std::uint64_t wr_id(Wr k, std::size_t peer, std::uint32_t slot) {
+  return (std::uint64_t(k) << 56) | (std::uint64_t(peer) << 24) | slot;
+}
+inline Wr wr_kind(std::uint64_t id) { return static_cast<Wr>(id >> 56); }
+inline std::size_t wr_peer(std::uint64_t id) { return (id >> 24) & 0xffffffffu; }
+inline std::uint32_t wr_slot(std::uint64_t id) { return id & 0xffffffu; }
+
+// ---- state ----
+
+struct VerbsTransport::Op {
+  bool is_send = false;
+  std::size_t peer = 0;  // index into peers_
+  VerbsRegion* region = nullptr;
+  std::size_t off = 0, len = 0, nchunks = 1, posted = 0, completed = 0;
+  std::uint32_t seq = 0;
+  bool matched = false;  // send: has its clear-to-send
+  std::uint64_t raddr = 0;
+  std::uint32_t rkey = 0;
+  bool done = false;
+};
+
+struct VerbsTransport::Peer {
+  int rank = -1;
+  std::size_t index = 0;
+  ibv_qp* qp = nullptr;
+  std::unique_ptr<HostMr> slots;  // recv_depth receive slots, then send_depth send slots
+  std::size_t chunk = kMaxChunk;
+  int path_mtu = 0;
+  std::uint64_t remote_mailbox = 0;
+  std::uint32_t remote_mailbox_rkey = 0;
+  CreditWindow credits;
+  RepostCounter reposts;
+  std::uint64_t sq_posted = 0;
+  std::deque<std::pair<Wr, std::uint64_t>> sq;  // posted send WRs (kind, op), completed in order
+  std::deque<std::uint64_t> recv_unadvertised, recv_advertised, sends_unposted;
+  std::deque<CtlMsg> cts;
+  std::uint32_t send_seq = 0, recv_seq = 0, my_psn = 0;
+  std::uint32_t send_depth = 0;
+  std::string error;
+  bool sq_full() const { return sq.size() >= send_depth; }
+  std::byte* recv_slot(std::uint32_t i) const {
+    return static_cast<std::byte*>(slots->ptr) + std::size_t(i) * kSlotBytes;
+  }
+};
+
+}  // namespace gdr::verbs
