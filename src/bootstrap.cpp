@@ -5,6 +5,8 @@
 
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
+#include <chrono>
 #include <thread>
 
 #include "errors.h"
@@ -14,6 +16,7 @@ namespace gdr {
 namespace {
 
 std::string g_activity = "start-up";
+Bootstrap* g_root = nullptr;  // rank 0's bootstrap, for the failure poll
 
 std::string local_hostname() {
   char buf[256] = {};
@@ -58,6 +61,13 @@ Bootstrap::Bootstrap(int* argc, char*** argv, double timeout_s) : timeout_s_(tim
   auto blobs = allgather(std::as_bytes(std::span(me.data(), me.size())));
   for (int r = 0; r < size_; ++r)
     hosts_[r].assign(reinterpret_cast<const char*>(blobs[r].data()), blobs[r].size());
+  check_mpi(MPI_Comm_dup(comm_, &failure_comm_), "MPI_Comm_dup");
+  if (rank_ == 0) {
+    MPI_Irecv(failure_buf_, sizeof failure_buf_ - 1, MPI_CHAR, MPI_ANY_SOURCE, 0, failure_comm_,
+              &failure_req_);
+    g_root = this;
+    set_failure_poll([] { if (g_root) g_root->check_peer_failure(); });
+  }
   int lr = local_rank_;
   auto lrs = allgather(std::as_bytes(std::span(&lr, 1)));
   local_ranks_.resize(size_);
@@ -68,6 +78,15 @@ Bootstrap::~Bootstrap() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
+  if (g_root == this) {
+    set_failure_poll(nullptr);
+    g_root = nullptr;
+  }
+  if (failure_req_ != MPI_REQUEST_NULL) {
+    MPI_Cancel(&failure_req_);
+    MPI_Wait(&failure_req_, MPI_STATUS_IGNORE);
+  }
+  if (failure_comm_ != MPI_COMM_NULL) MPI_Comm_free(&failure_comm_);
   if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   MPI_Finalize();
 }
@@ -149,6 +168,32 @@ void Bootstrap::barrier() {
   MPI_Request req;
   check_mpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");
   wait(req, "MPI_Ibarrier");
+}
+
+void Bootstrap::check_peer_failure() {
+  if (failure_req_ == MPI_REQUEST_NULL) return;
+  int done = 0;
+  MPI_Status st;
+  MPI_Test(&failure_req_, &done, &st);
+  if (!done) return;
+  failure_req_ = MPI_REQUEST_NULL;
+  throw RunError(fmt::format("{} failed: {}", who(st.MPI_SOURCE), failure_buf_));
+}
+
+void Bootstrap::notify_failure(const std::string& message) {
+  if (rank_ == 0 || failure_comm_ == MPI_COMM_NULL) return;
+  std::string m = message.substr(0, sizeof failure_buf_ - 1);
+  MPI_Request req;
+  if (MPI_Isend(m.c_str(), static_cast<int>(m.size() + 1), MPI_CHAR, 0, 0, failure_comm_, &req) !=
+      MPI_SUCCESS)
+    return;
+  // Give rank 0 a moment to record the failure; it aborts the job itself.
+  Deadline deadline(std::min(timeout_s_, 5.0));
+  for (int done = 0; !done && !deadline.expired();) {
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    std::this_thread::yield();
+  }
+  std::this_thread::sleep_for(std::chrono::seconds(2));
 }
 
 void Bootstrap::abort(const std::string& message, int code) {

@@ -46,6 +46,13 @@ class Bootstrap {
   std::string who(int rank) const;
   std::string me() const { return who(rank_); }
 
+  // Rank 0 listens for other ranks' failures from construction on; a rank
+  // that fails tells rank 0 (which then closes the result file as failed)
+  // before the job is aborted.
+  void notify_failure(const std::string& message);
+  // Rank 0: throws RunError("rank R (host) failed: ...") once one arrived.
+  void check_peer_failure();
+
   // Ends the whole job: prints `message` (prefixed by this rank) and aborts.
   [[noreturn]] void abort(const std::string& message, int code);
 
@@ -56,6 +63,9 @@ class Bootstrap {
   void wait(MPI_Request& req, const char* what);
 
   MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Comm failure_comm_ = MPI_COMM_NULL;  // its own communicator: no tag can collide
+  MPI_Request failure_req_ = MPI_REQUEST_NULL;
+  char failure_buf_[2048] = {};
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::vector<std::string> hosts_;
   std::vector<int> local_ranks_;

@@ -176,8 +176,10 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     std::fflush(nullptr);
     std::_Exit(128 + interrupt_signal());
   } catch (const std::exception& e) {
-    // Other ranks may be blocked in a wait: record, then end the whole job.
+    // Other ranks may be blocked in a wait: record (rank 0 holds the file;
+    // others tell it), then end the whole job.
     finish(sinks, meta, "failed", e.what());
+    boot.notify_failure(e.what());
     boot.abort(fmt::format("{}{}", e.what(),
                            boot.rank() == 0 ? fmt::format("; results so far kept in {}", output) : ""),
                kExitRuntime);

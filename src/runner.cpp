@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <set>
 
@@ -154,8 +155,13 @@ class Sweep {
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
     SweepTotals totals;
+    // GDR_SELFTEST_FAIL_RANK=R: rank R fails as the second case starts, to
+    // prove that the others stop at once and the file keeps the first case.
+    const char* fail_rank = std::getenv("GDR_SELFTEST_FAIL_RANK");
     for (std::size_t i = 0; i < cases.size(); ++i) {
       throw_if_interrupted();
+      if (fail_rank && std::atoi(fail_rank) == boot_.rank() && i == 1)
+        throw RunError(fmt::format("{}: self-test failure (GDR_SELFTEST_FAIL_RANK)", boot_.me()));
       Lane& lane = lane_for(cases[i].key);
       if (!lane.dead.empty()) continue;
       CaseRecord rec = run_case(lane, cases[i].params);

@@ -23,8 +23,15 @@ void install_signal_handlers() {
 bool interrupted() { return g_signal != 0; }
 int interrupt_signal() { return g_signal; }
 
+namespace {
+void (*g_failure_poll)() = nullptr;
+}  // namespace
+
+void set_failure_poll(void (*poll)()) { g_failure_poll = poll; }
+
 void throw_if_interrupted() {
   if (g_signal) throw InterruptedError(fmt::format("interrupted by signal {}", int(g_signal)));
+  if (g_failure_poll) g_failure_poll();
 }
 
 }  // namespace gdr

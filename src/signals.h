@@ -7,7 +7,10 @@ namespace gdr {
 void install_signal_handlers();
 bool interrupted();
 int interrupt_signal();
-// Throws RunError("interrupted by signal N") when a signal arrived.
+// Throws InterruptedError when a signal arrived, and whatever the poll set
+// below throws (rank 0: another rank reported its failure). Every wait loop
+// calls it, so no wait outlives the reason to stop.
 void throw_if_interrupted();
+void set_failure_poll(void (*poll)());
 
 }  // namespace gdr

@@ -62,7 +62,28 @@ def stalled_rank_times_out():
     check("timed out after 3 s" in err and "rank" in err, f"message does not say who: {err}")
 
 
+def failing_rank_tells_rank_0():
+    """A rank that fails mid-sweep: the job ends at once (not after
+    --timeout), and rank 0's file keeps the finished case, marked failed,
+    naming the rank."""
+    d = tmpdir()
+    h5 = os.path.join(d, "f.h5")
+    t0 = time.time()
+    p = mpirun(3, ["run", "-t", "allreduce", "-T", "mpi", "-b", "8", "-e", "64", "-n", "2",
+                   "--reference", "none", "--timeout", "60", "--output", h5],
+               extra_env={"GDR_SELFTEST_FAIL_RANK": "2"})
+    took = time.time() - t0
+    check(p.returncode != 0, "a failed rank went unnoticed")
+    check(took < 30, f"took {took:.0f} s: the others waited instead of stopping")
+    check("self-test failure" in p.stderr, p.stderr)
+    root, cases = read_cases(h5)
+    check(root["status"] == "failed", f"status {root['status']}")
+    check(root["error"].startswith("rank 2 (") and "self-test failure" in root["error"], root["error"])
+    check(root["cases_completed"] == 1 and len(cases) == 1, f"{len(cases)} cases kept")
+
+
 def run():
+    failing_rank_tells_rank_0()
     default_output()
     wrong_results_exit_1()
     stalled_rank_times_out()
