@@ -41,11 +41,18 @@ def stalled_rank_times_out():
     d = tmpdir()
     h5 = os.path.join(d, "t.h5")
     cmd = ["mpirun", "-q", "--oversubscribe", "-np", "2", GDRBENCH, "run", "-t", "allreduce",
-           "-b", "8", "-e", "8", "-n", "100000", "-w", "0", "--timeout", "3", "--output", h5]
+           "-b", "8", "-e", "8", "-n", "1000000", "-w", "0", "--timeout", "3", "--output", h5]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
-    time.sleep(2.5)
-    pids = subprocess.run(["pgrep", "-f", f"gdrbench run .*{h5}"], capture_output=True, text=True).stdout.split()
+    # Stop a rank once both are running (the sweep then lasts tens of seconds).
+    pids = []
+    for _ in range(200):
+        time.sleep(0.1)
+        pids = subprocess.run(["pgrep", "-f", f"gdrbench run .*{h5}"], capture_output=True,
+                              text=True).stdout.split()
+        if len(pids) >= 2:
+            break
     check(len(pids) >= 2, f"ranks not found: {pids}")
+    time.sleep(1.0)  # inside the timed loop, past start-up
     victim = sorted(int(x) for x in pids)[-1]
     os.kill(victim, signal.SIGSTOP)
     t0 = time.time()
