@@ -24,21 +24,14 @@ import tempfile
 import h5py
 import numpy as np
 
+# The launcher environment and the datatype tables are shared with the mpi tests.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mpi"))
+from gdrtest import DTYPE_SIZE, OPS, env  # noqa: E402
+
 GDRBENCH = os.environ.get("GDRBENCH", "gdrbench")
-DTYPE_SIZE = {"float": 4, "double": 8, "int32": 4, "int64": 8, "half": 2, "bfloat16": 2}
-OPS = ["sum", "prod", "min", "max"]
 P2P = ["latency", "bw", "bibw"]
 # Few iterations: this is about correctness on a loaded 2-core machine.
 ITERS = ["-n", "3", "-w", "1"]
-
-
-def env():
-    e = dict(os.environ)
-    e.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
-    e.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    # Oversubscribed ranks: Open MPI's own waits should yield (ours spin).
-    e.setdefault("OMPI_MCA_mpi_yield_when_idle", "1")
-    return e
 
 
 def mpirun(np_, args, timeout=500):
