@@ -10,13 +10,6 @@
 
 namespace gdr {
 
-void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {
-  std::vector<double> slow = slowest_per_iteration(r.times, r.ranks, r.params.iters);
-  r.slowest = summarize(slow);
-  r.algbw_gbps = r.slowest.mean > 0 ? algbw_bytes / r.slowest.mean / 1e9 : 0.0;
-  r.busbw_gbps = r.algbw_gbps * busbw_factor;
-}
-
 namespace {
 
 class TableSink final : public ResultSink {
