@@ -19,10 +19,16 @@ std::vector<ReferenceInfo>& reference_registry() {
   static std::vector<ReferenceInfo> r;
   return r;
 }
-const ReferenceInfo* find_reference(std::string_view name) {
+const ReferenceInfo* find_reference(std::string_view name, std::string_view test) {
   for (auto& t : reference_registry())
-    if (t.name == name) return &t;
+    if (t.name == name && t.test == test) return &t;
   return nullptr;
+}
+std::string reference_tests(std::string_view name) {
+  std::string out;
+  for (auto& t : reference_registry())
+    if (t.name == name) out += (out.empty() ? "" : ",") + t.test;
+  return out;
 }
 ReferenceRegistrar::ReferenceRegistrar(ReferenceInfo info) {
   reference_registry().push_back(std::move(info));

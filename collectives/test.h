@@ -80,14 +80,17 @@ struct TestRegistrar {
 
 // A library's own collective, run as a reference row beside ours.
 struct ReferenceInfo {
-  std::string name;        // "mpi", "nccl"
+  std::string name;        // "mpi", "nccl"; one name may stand beside several tests
   std::string test;        // which of our tests it stands beside ("allreduce")
   // Empty when it can run this case, else why not (shown once as a note).
   std::function<std::string(const CaseParams&)> cannot_run;
   std::function<std::unique_ptr<Test>()> create;
 };
 std::vector<ReferenceInfo>& reference_registry();
-const ReferenceInfo* find_reference(std::string_view name);
+// The row `name` registered beside `test`, or null.
+const ReferenceInfo* find_reference(std::string_view name, std::string_view test);
+// The tests `name` stands beside, comma-separated ("" if unknown).
+std::string reference_tests(std::string_view name);
 struct ReferenceRegistrar {
   explicit ReferenceRegistrar(ReferenceInfo info);
 };

@@ -37,7 +37,12 @@ int list_command() {
   for (auto& t : test_registry())
     fmt::print("  {:<10} {}\n", t.name, t.point_to_point ? "point-to-point" : "collective");
   fmt::print("references (library collectives run beside ours):\n");
-  for (auto& r : reference_registry()) fmt::print("  {:<8} beside {}\n", r.name, r.test);
+  std::vector<std::string> shown;
+  for (auto& r : reference_registry()) {
+    if (std::find(shown.begin(), shown.end(), r.name) != shown.end()) continue;
+    shown.push_back(r.name);
+    fmt::print("  {:<8} beside {}\n", r.name, reference_tests(r.name));
+  }
   return 0;
 }
 

@@ -138,7 +138,8 @@ RunOptions validate(const RunArgs& a) {
   o.check = a.check == 1;
   if (a.references != "none") {
     std::vector<std::string> known;
-    for (auto& r : reference_registry()) known.push_back(r.name);
+    for (auto& r : reference_registry())
+      if (std::find(known.begin(), known.end(), r.name) == known.end()) known.push_back(r.name);
     // "copy" is shorthand for every copy-* row (the copy engines' ceilings).
     std::string refs;
     for (const std::string& r : split_list(a.references)) {

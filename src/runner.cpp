@@ -120,16 +120,18 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                 out.push_back({{test, t, false, mem, path}, c});
               }
               for (auto& rname : o.references) {
-                const ReferenceInfo* ref = find_reference(rname);
-                if (ref->test != test) {
-                  note(fmt::format("reference '{}' applies to {} only: skipped for {}", rname, ref->test, test));
+                const ReferenceInfo* ref = find_reference(rname, test);
+                if (!ref) {
+                  note(fmt::format("reference '{}' applies to {} only: skipped for {}", rname,
+                                   reference_tests(rname), test));
                   continue;
                 }
                 c.transport = rname;
                 c.reference = true;
                 if (std::string why = ref->cannot_run(c); !why.empty()) {
-                  note(fmt::format("reference '{}' skipped for {} {} {}: {}", rname, mem_name(mem),
-                                   dtype_name(dtype), op_name(op), why));
+                  std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(mem), dtype_name(dtype), op_name(op))
+                                                 : fmt::format("{} {}", test, mem_name(mem));
+                  note(fmt::format("reference '{}' skipped for {}: {}", rname, what, why));
                   continue;
                 }
                 out.push_back({{test, rname, true, mem, path}, c});
@@ -186,7 +188,7 @@ class Sweep {
     int severity = 0;  // 1: this combination is unsupported, 2: the transport is unusable
     try {
       lane.transport = key.reference ? nullptr : transport(key);
-      lane.test = key.reference ? find_reference(key.name)->create() : find_test(key.test)->create();
+      lane.test = key.reference ? find_reference(key.name, key.test)->create() : find_test(key.test)->create();
     } catch (const UnsupportedError& e) {
       err = e.what();
       severity = 1;

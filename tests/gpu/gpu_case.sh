@@ -5,15 +5,16 @@
 # row. Exits 77 (ctest: skipped) with the reason when this machine cannot
 # run it: no GPU, or a transport this test needs is not usable here.
 #
-# usage: gpu_case.sh <gdrbench> <np> [--need-transport T] [--want-reference R]
+# usage: gpu_case.sh <gdrbench> <np> [--need-transport T] [--need-gpus N] [--want-reference R]
 #                    -- <gdrbench run arguments>
 set -u
 bin=$1; np=$2; shift 2
-need=""; want_ref=""
+need=""; want_ref=""; gpus=1
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --need-transport) need=$2; shift 2 ;;
     --want-reference) want_ref=$2; shift 2 ;;
+    --need-gpus) gpus=$2; shift 2 ;;
     *) echo "gpu_case.sh: unknown option $1"; exit 2 ;;
   esac
 done
@@ -25,6 +26,8 @@ case $cuda in
   *" usable") ;;
   *) echo "SKIP: no usable GPU here (-m cuda:${cuda:- not built})"; exit 77 ;;
 esac
+have=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+[ "$have" -ge "$gpus" ] || { echo "SKIP: needs $gpus GPUs, this machine has $have"; exit 77; }
 if [ -n "$need" ]; then
   line=$(printf '%s\n' "$listing" | awk -v t="$need" '/^transports:/ {m=1; next} /^[a-z]/ {m=0} m && $1==t')
   case $line in

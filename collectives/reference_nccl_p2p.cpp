@@ -1,0 +1,108 @@
+// Reference rows beside latency, bw and bibw: NCCL's ncclSend/ncclRecv in
+// the same shapes as collectives/p2p.cpp (ping-pong; `window` messages and
+// an ack; both directions at once), on the same device buffers, so "UCX
+// direct vs NCCL send/recv" compares like for like. A window is one NCCL
+// group, as nccl-tests' sendrecv posts it.
+#include <cmath>
+#include <limits>
+
+#include "nccl_api.h"
+#include "src/bootstrap.h"
+#include "test.h"
+
+namespace gdr {
+namespace {
+
+enum class Kind { latency, bw, bibw };
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+class NcclPointToPoint final : public Test {
+ public:
+  explicit NcclPointToPoint(Kind k) : kind_(k) {}
+
+  void prepare(TestEnv& env, std::size_t max_bytes) override {
+    send_ = UniqueBuffer(&env.mem, max_bytes);  // also makes this rank's GPU current
+    recv_ = UniqueBuffer(&env.mem, max_bytes);
+    ack_ = UniqueBuffer(&env.mem, 64);
+    env.mem.fill_input(send_.data(), max_bytes / 4, DType::i32, Op::sum, env.boot.rank(), 0);
+    env.mem.sync();
+    comm_.init(env);
+  }
+
+  CaseOutcome run(TestEnv& env, const CaseParams& c) override {
+    CaseOutcome out;
+    const int me = env.boot.rank();
+    const bool in_pair = me == c.src || me == c.dst;
+    const int peer = me == c.src ? c.dst : c.src;
+    for (int it = -c.warmup; it < c.iters; ++it) {
+      env.boot.barrier();
+      double t = in_pair ? once(env, c, peer, me == c.src) : kNaN;
+      if (it >= 0) out.times.push_back(t);
+    }
+    return out;
+  }
+
+ private:
+  void send(TestEnv& env, const void* buf, std::size_t len, int peer) {
+    comm_.check(env, nccl::Api::get().send(buf, len, kUint8, peer, comm_.comm(), comm_.stream()), "ncclSend");
+  }
+  void recv(TestEnv& env, void* buf, std::size_t len, int peer) {
+    comm_.check(env, nccl::Api::get().recv(buf, len, kUint8, peer, comm_.comm(), comm_.stream()), "ncclRecv");
+  }
+  void group(TestEnv& env, bool start) {
+    nccl::Api& api = nccl::Api::get();
+    comm_.check(env, start ? api.group_start() : api.group_end(), start ? "ncclGroupStart" : "ncclGroupEnd");
+  }
+
+  double once(TestEnv& env, const CaseParams& c, int peer, bool initiator) {
+    const std::size_t len = c.bytes;
+    double t0 = now_seconds();
+    switch (kind_) {
+      case Kind::latency:
+        if (initiator) {
+          send(env, send_.data(), len, peer);
+          recv(env, recv_.data(), len, peer);
+        } else {
+          recv(env, recv_.data(), len, peer);
+          send(env, send_.data(), len, peer);
+        }
+        comm_.wait(env, "ncclSend/ncclRecv ping-pong");
+        return initiator ? (now_seconds() - t0) / 2 : kNaN;
+      case Kind::bw:
+        group(env, true);
+        for (int w = 0; w < c.window; ++w)
+          initiator ? send(env, send_.data(), len, peer) : recv(env, recv_.data(), len, peer);
+        group(env, false);
+        initiator ? recv(env, ack_.data(), 4, peer) : send(env, ack_.data(), 4, peer);
+        comm_.wait(env, "ncclSend/ncclRecv window");
+        return (now_seconds() - t0) / c.window;
+      case Kind::bibw:
+        group(env, true);
+        for (int w = 0; w < c.window; ++w) {
+          recv(env, recv_.data(), len, peer);
+          send(env, send_.data(), len, peer);
+        }
+        group(env, false);
+        comm_.wait(env, "ncclSend/ncclRecv both ways");
+        return (now_seconds() - t0) / c.window;
+    }
+    return kNaN;
+  }
+
+  static constexpr int kUint8 = 1;  // ncclUint8: p2p tests move bytes
+  Kind kind_;
+  UniqueBuffer send_, recv_, ack_;
+  nccl::Communicator comm_;  // destroyed before the buffers it used
+};
+
+std::string cannot_run(const CaseParams& c) { return nccl::cannot_run(c.mem, c.path); }
+
+GDR_REGISTER_REFERENCE(reg_nccl_latency, "nccl", "latency", cannot_run,
+                       [] { return std::make_unique<NcclPointToPoint>(Kind::latency); });
+GDR_REGISTER_REFERENCE(reg_nccl_bw, "nccl", "bw", cannot_run,
+                       [] { return std::make_unique<NcclPointToPoint>(Kind::bw); });
+GDR_REGISTER_REFERENCE(reg_nccl_bibw, "nccl", "bibw", cannot_run,
+                       [] { return std::make_unique<NcclPointToPoint>(Kind::bibw); });
+
+}  // namespace
+}  // namespace gdr
