@@ -18,6 +18,7 @@
 #include "src/errors.h"
 #include "src/signals.h"
 #include "transports/transport.h"
+#include "send_cap.h"
 #include "ucx_context.h"
 
 namespace gdr {
@@ -86,7 +87,8 @@ void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
 class UcxTransport final : public Transport {
  public:
   explicit UcxTransport(Bootstrap& boot)
-      : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()) {
+      : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()),
+        cap_(boot.size(), cap_limit(boot)) {
     if (boot.size() > kMaxRanks)
       throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
                                    boot.size(), kMaxRanks));
@@ -131,7 +133,22 @@ class UcxTransport final : public Transport {
     ucp_tag_recv_info_t info{};
     std::uint64_t seq = 0;
     bool live = false;
+    bool capped = false;     // a device-memory send counted by cap_ while in flight
+    bool deferred = false;   // queued by cap_, not started yet: what to start
+    int peer = -1;
+    void* ptr = nullptr;
+    std::size_t len = 0;
+    const UcxRegion* region = nullptr;
   };
+
+  static int cap_limit(const Bootstrap& boot) {
+    std::string err;
+    std::optional<int> n = ucx::SendCap::limit_from_env(&err);
+    if (!n) throw UsageError(fmt::format("{}: {}", boot.me(), err));
+    return *n;
+  }
+  void launch(std::uint64_t id);
+  void pump(int peer);
 
   Request post(int peer, UcxRegion& r, std::size_t off, std::size_t len, bool send);
   void* start(int peer, void* ptr, std::size_t len, bool send, std::uint64_t seq,
@@ -151,6 +168,7 @@ class UcxTransport final : public Transport {
   std::vector<int> connected_;
   std::deque<Slot> slots_;        // a deque: `info` addresses stay valid while UCX writes them
   std::vector<std::uint64_t> free_;
+  ucx::SendCap cap_;
 };
 
 // --- connection ---------------------------------------------------------
@@ -265,8 +283,33 @@ Request UcxTransport::post(int peer, UcxRegion& r, std::size_t off, std::size_t 
   std::uint64_t id = new_slot();
   Slot& s = slots_[id];
   s.seq = send ? p.send_seq++ : p.recv_seq++;
-  s.req = start(peer, r.at(off), len, send, s.seq, &r, s);
+  s.peer = peer;
+  s.ptr = r.at(off);
+  s.len = len;
+  s.region = &r;
+  if (send && r.type() == UCS_MEMORY_TYPE_CUDA && cap_.must_defer(peer)) {
+    s.deferred = true;
+    cap_.defer(peer, id);
+  } else if (send && r.type() == UCS_MEMORY_TYPE_CUDA) {
+    launch(id);
+  } else {
+    s.req = start(peer, s.ptr, len, send, s.seq, &r, s);
+  }
   return Request{id, peer, send, len};
+}
+
+// Starts a capped (device-memory) send now.
+void UcxTransport::launch(std::uint64_t id) {
+  Slot& s = slots_[id];
+  s.deferred = false;
+  s.req = start(s.peer, s.ptr, s.len, true, s.seq, s.region, s);
+  s.capped = s.req != nullptr;
+  if (s.capped) cap_.started(s.peer);
+}
+
+// Starts the queued sends to `peer` that the cap lets go now.
+void UcxTransport::pump(int peer) {
+  while (std::optional<std::uint64_t> id = cap_.next(peer)) launch(*id);
 }
 
 // Issues one operation; returns UCX's request, or null when it completed
@@ -300,6 +343,11 @@ void* UcxTransport::start(int peer, void* ptr, std::size_t len, bool send, std::
 }
 
 bool UcxTransport::poll(Slot& s, bool is_send) {
+  if (s.deferred) {
+    ucp_worker_progress(worker_);
+    pump(s.peer);
+    if (s.deferred) return false;
+  }
   if (!s.req) return true;
   auto status = [&] {
     return is_send ? ucp_request_check_status(s.req) : ucp_tag_recv_request_test(s.req, &s.info);
@@ -313,6 +361,11 @@ bool UcxTransport::poll(Slot& s, bool is_send) {
   ucp_request_free(s.req);
   s.req = nullptr;
   s.status = st;
+  if (s.capped) {
+    s.capped = false;
+    cap_.finished(s.peer);
+    pump(s.peer);
+  }
   return true;
 }
 
@@ -439,6 +492,8 @@ std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const 
       {"ucx.memory_types", ucx::memory_type_names(ctx_->memory_types())},
       {"ucx.tls", tls ? tls : "default (UCX_TLS unset)"},
       {"ucx.memh_hint", kPassMemh ? "yes" : "no (memory type hint only)"},
+      {"ucx.cuda_max_sends", cap_.limit() > 0 ? fmt::format("{} per peer (GDR_UCX_CUDA_MAX_SENDS)", cap_.limit())
+                                              : std::string("no cap (GDR_UCX_CUDA_MAX_SENDS=0)")},
       {"ucx.err_mode", "none"}};
   if (std::string l = lanes(); !l.empty()) f.emplace_back("ucx.lanes", l);
   return f;
