@@ -104,7 +104,7 @@ void Bootstrap::wait(MPI_Request& req, const char* what) {
     int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) check_mpi(rc, what);
     if (done) return;
-    if ((spins & 1023u) == 1023u) {
+    if ((spins & 1023u) == 1023u || interrupted()) {
       throw_if_interrupted();
       if (deadline.expired())
         throw TimeoutError(fmt::format(
