@@ -108,9 +108,9 @@ void Bootstrap::wait(MPI_Request& req, const char* what) {
       throw_if_interrupted();
       if (deadline.expired())
         throw TimeoutError(fmt::format(
-            "{}: timed out after {:g} s in {} during {}: some rank did not arrive (dead, hung or "
+            "{}: timed out after {:g} s in {} during {}: {} did not arrive (dead, hung or "
             "still in an earlier step)",
-            me(), timeout_s_, what, activity()));
+            me(), timeout_s_, what, activity(), size_ == 2 ? who(1 - rank_) : "some rank"));
       std::this_thread::yield();
     }
   }
