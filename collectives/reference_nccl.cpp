@@ -175,7 +175,8 @@ std::string cannot_run(const CaseParams& c) {
 }
 
 GDR_REGISTER_REFERENCE(reg_nccl_ref, "nccl", "allreduce", cannot_run,
-                       [] { return std::make_unique<NcclAllreduce>(); });
+                       [] { return std::make_unique<NcclAllreduce>(); },
+                       [](std::size_t max, int) { return Footprint{max, 0}; });
 
 }  // namespace
 }  // namespace gdr
