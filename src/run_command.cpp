@@ -42,7 +42,7 @@ void usage_error_line(const std::string& message) {
   }
   // The launcher ends the job at the first non-zero exit; give rank 0 time
   // to get its line out first, or the user may see nothing at all.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // 500 ms lost the line under load
 }
 
 namespace {
