@@ -34,7 +34,8 @@ class NcclAllreduce final : public Test {
 std::string cannot_run(const CaseParams& c) { return nccl::cannot_run(c.mem, c.path); }
 
 GDR_REGISTER_REFERENCE(reg_nccl_ref, "nccl", "allreduce", cannot_run,
-                       [] { return std::make_unique<NcclAllreduce>(); });
+                       [] { return std::make_unique<NcclAllreduce>(); },
+                       [](std::size_t max, int) { return Footprint{max, 0}; });
 
 }  // namespace
 }  // namespace gdr

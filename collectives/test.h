@@ -45,6 +45,13 @@ struct CaseOutcome {
   std::uint64_t wrong = 0;    // wrong elements summed over checked iterations
 };
 
+// Bytes a test's prepare() allocates: in the case's memory kind, and in
+// (pinned) host memory besides.
+struct Footprint {
+  std::size_t mem = 0;
+  std::size_t host = 0;
+};
+
 // What a test runs on. `transport` is null for reference rows.
 struct TestEnv {
   Bootstrap& boot;
@@ -68,6 +75,9 @@ struct TestInfo {
   std::function<double(const CaseParams&)> algbw_bytes;
   std::function<double(int ranks)> busbw_factor;
   std::function<std::unique_ptr<Test>()> create;
+  // What prepare() allocates for messages up to max_bytes at `ranks` ranks,
+  // for the out-of-memory check before the sweep (empty: two buffers).
+  std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};
 };
 
 std::vector<TestInfo>& test_registry();
@@ -85,6 +95,7 @@ struct ReferenceInfo {
   // Empty when it can run this case, else why not (shown once as a note).
   std::function<std::string(const CaseParams&)> cannot_run;
   std::function<std::unique_ptr<Test>()> create;
+  std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};  // as TestInfo's
 };
 std::vector<ReferenceInfo>& reference_registry();
 // The row `name` registered beside `test`, or null.

@@ -104,13 +104,13 @@ void Bootstrap::wait(MPI_Request& req, const char* what) {
     int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) check_mpi(rc, what);
     if (done) return;
-    if ((spins & 1023u) == 1023u) {
+    if ((spins & 1023u) == 1023u || interrupted()) {
       throw_if_interrupted();
       if (deadline.expired())
         throw TimeoutError(fmt::format(
-            "{}: timed out after {:g} s in {} during {}: some rank did not arrive (dead, hung or "
+            "{}: timed out after {:g} s in {} during {}: {} did not arrive (dead, hung or "
             "still in an earlier step)",
-            me(), timeout_s_, what, activity()));
+            me(), timeout_s_, what, activity(), size_ == 2 ? who(1 - rank_) : "some rank"));
       std::this_thread::yield();
     }
   }

@@ -34,6 +34,13 @@ struct TimeoutError : RunError {
   using RunError::RunError;
 };
 
+// An allocation failed (or could not fit, by the check before the sweep):
+// the run asked for more memory than there is, which is bad input (exit 2).
+// The message names the size and the memory kind.
+struct OutOfMemoryError : RunError {
+  using RunError::RunError;
+};
+
 // A signal (SIGINT, SIGTERM) asked the run to stop.
 struct InterruptedError : RunError {
   using RunError::RunError;

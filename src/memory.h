@@ -71,7 +71,7 @@ class MemoryOps {
     std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
     void* p = std::aligned_alloc(4096, rounded);
     if (!p)
-      throw RunError("cannot allocate " + std::to_string(bytes) + " B of staging host memory");
+      throw OutOfMemoryError("cannot allocate " + std::to_string(bytes) + " B of staging host memory");
     std::memset(p, 0, rounded);
     return p;
   }
@@ -90,7 +90,20 @@ class MemoryOps {
     return 0;
   }
   virtual bool reduce_done(std::uint64_t /*ticket*/) { return true; }
+
+  // How much of this kind one rank may still allocate, for the check before
+  // a sweep; `local_ranks` ranks of this node share it. bytes = SIZE_MAX when
+  // unknown; `source` says where the figure comes from, for the message.
+  struct Capacity {
+    std::size_t bytes = SIZE_MAX;
+    std::string source;
+  };
+  virtual Capacity capacity(int /*local_ranks*/) { return {}; }
 };
+
+// Host memory one rank may still allocate: MemAvailable (/proc/meminfo)
+// shared by `local_ranks`, or less when RLIMIT_AS (ulimit -v) leaves less.
+MemoryOps::Capacity host_capacity(int local_ranks);
 
 // The operations of a kind, or nullptr when it is not built into this binary.
 MemoryOps* memory_ops(MemKind k);

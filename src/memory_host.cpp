@@ -1,13 +1,19 @@
 // The host memory kind: page-aligned malloc and the reduction loops.
 #include <fmt/format.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 #include "errors.h"
 #include "exact_inputs.h"
 #include "host_reduce.h"
 #include "memory.h"
+#include "sizes.h"
 
 namespace gdr::host {
 
@@ -60,7 +66,8 @@ class HostMemory final : public MemoryOps {
     std::size_t rounded = (std::max<std::size_t>(bytes, 1) + 4095) / 4096 * 4096;
     void* p = std::aligned_alloc(4096, rounded);
     if (!p)
-      throw RunError(fmt::format("cannot allocate {} B of host memory (aligned_alloc failed)", bytes));
+      throw OutOfMemoryError(fmt::format("cannot allocate {} B ({}) of host memory: aligned_alloc failed",
+                                         bytes, approx_bytes(bytes)));
     std::memset(p, 0, rounded);  // touch every page now, not inside a timed loop
     return Buffer{p, bytes, MemKind::host, -1, -1, 0};
   }
@@ -82,6 +89,7 @@ class HostMemory final : public MemoryOps {
     return host::count_wrong(buf, count, t, op, nranks, it);
   }
   void sync() override {}
+  Capacity capacity(int local_ranks) override { return host_capacity(local_ranks); }
 };
 
 HostMemory g_host;
@@ -89,3 +97,37 @@ HostMemory g_host;
 
 }  // namespace
 }  // namespace gdr::host
+
+namespace gdr {
+
+MemoryOps::Capacity host_capacity(int local_ranks) {
+  MemoryOps::Capacity c;
+  std::ifstream meminfo("/proc/meminfo");
+  for (std::string line; std::getline(meminfo, line);) {
+    std::istringstream in(line);
+    std::string key;
+    std::size_t kib = 0;
+    if (in >> key >> kib && key == "MemAvailable:") {
+      int n = std::max(local_ranks, 1);
+      c.bytes = kib * 1024 / n;
+      c.source = n == 1 ? fmt::format("MemAvailable {} (/proc/meminfo)", approx_bytes(kib * 1024))
+                        : fmt::format("MemAvailable {} (/proc/meminfo) shared by {} ranks on this node",
+                                      approx_bytes(kib * 1024), n);
+    }
+  }
+  rlimit as{};
+  if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY) {
+    std::size_t used_pages = 0;
+    std::ifstream("/proc/self/statm") >> used_pages;
+    std::size_t used = used_pages * static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+    std::size_t left = as.rlim_cur > used ? as.rlim_cur - used : 0;
+    if (left < c.bytes) {
+      c.bytes = left;
+      c.source = fmt::format("RLIMIT_AS (ulimit -v) {} with {} already mapped", approx_bytes(as.rlim_cur),
+                             approx_bytes(used));
+    }
+  }
+  return c;
+}
+
+}  // namespace gdr

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <new>
+#include <span>
 #include <thread>
 
 #include "bootstrap.h"
@@ -40,7 +42,7 @@ void usage_error_line(const std::string& message) {
   }
   // The launcher ends the job at the first non-zero exit; give rank 0 time
   // to get its line out first, or the user may see nothing at all.
-  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // 500 ms lost the line under load
 }
 
 namespace {
@@ -104,6 +106,18 @@ void warn_if_not_ready(const std::vector<doctor::Report>& reports, const RunOpti
         fmt::print(stderr, "gdrbench: warning: {}\n", w);
 }
 
+// Every rank checks that its buffers fit; rank 0 learns the first rank's
+// complaint (collective).
+std::string memory_check(Bootstrap& boot, const RunOptions& opt) {
+  std::string why = memory_shortfall(opt, memory_need(opt, boot.size(), boot.rank()), boot.local_size());
+  auto all = boot.allgather(std::as_bytes(std::span(why.data(), why.size())));
+  for (int r = 0; r < boot.size(); ++r)
+    if (!all[r].empty())
+      return fmt::format("{}: {}", boot.who(r),
+                         std::string(reinterpret_cast<const char*>(all[r].data()), all[r].size()));
+  return {};
+}
+
 void finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta,
             const std::string& status, const std::string& error) {
   meta.status = status;
@@ -151,6 +165,10 @@ int run_command(const RunArgs& args, int argc, char** argv) {
       fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda is not usable on another rank" : why);
     return kExitUsage;
   }
+  if (std::string why = memory_check(boot, opt); !why.empty()) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
+    return kExitUsage;
+  }
   std::vector<doctor::Report> reports = doctor::gather(boot);
   std::string output = opt.output.empty() ? default_output(boot) : opt.output;
   output = boot.broadcast(output);  // one name, chosen by rank 0's clock
@@ -177,12 +195,23 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     std::_Exit(128 + interrupt_signal());
   } catch (const std::exception& e) {
     // Other ranks may be blocked in a wait: record (rank 0 holds the file;
-    // others tell it), then end the whole job.
-    finish(sinks, meta, "failed", e.what());
-    boot.notify_failure(e.what());
-    boot.abort(fmt::format("{}{}", e.what(),
+    // others tell it), then end the whole job. Running out of memory is the
+    // user's size being too large for this machine: bad input, exit 2.
+    std::string what = e.what();
+    int code = kExitRuntime;
+    if (dynamic_cast<const std::bad_alloc*>(&e)) {
+      what = fmt::format("{}: out of host memory (std::bad_alloc) while {}", boot.me(), activity());
+      code = kExitUsage;
+    } else if (dynamic_cast<const OutOfMemoryError*>(&e)) {
+      if (what.rfind("rank ", 0) != 0) what = fmt::format("{}: {}", boot.me(), what);
+      what += fmt::format(" while {}", activity());
+      code = kExitUsage;
+    }
+    finish(sinks, meta, "failed", what);
+    boot.notify_failure(what);
+    boot.abort(fmt::format("{}{}", what,
                            boot.rank() == 0 ? fmt::format("; results so far kept in {}", output) : ""),
-               kExitRuntime);
+               code);
   }
   finish(sinks, meta, "complete", "");
   if (boot.rank() == 0) {

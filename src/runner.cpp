@@ -12,6 +12,7 @@
 #include "errors.h"
 #include "progress.h"
 #include "signals.h"
+#include "transports/staged/staged_transport.h"
 
 namespace gdr {
 namespace {
@@ -257,6 +258,27 @@ class Sweep {
 };
 
 }  // namespace
+
+MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
+  std::vector<std::string> notes;
+  std::set<LaneKey> lanes;
+  for (const Planned& p : plan(opt, ranks, notes)) lanes.insert(p.key);
+  const std::size_t max = opt.sizes.back();
+  MemoryNeed need;
+  std::set<std::tuple<std::string, MemKind, Path>> staged;
+  for (const LaneKey& k : lanes) {
+    const auto& hook = k.reference ? find_reference(k.name)->footprint : find_test(k.test)->footprint;
+    Footprint f = hook ? hook(max, ranks) : Footprint{2 * max, 0};
+    (k.mem == MemKind::host ? need.host : need.cuda) += f.mem;
+    need.host += f.host;
+    if (!k.reference && k.path == Path::staged) staged.emplace(k.name, k.mem, k.path);
+  }
+  // One pinned pool per staged transport: 2 directions x slots x chunk per peer.
+  std::size_t pool = 2 * static_cast<std::size_t>(std::max(staging_config().slots, 2)) *
+                     opt.stage_chunk_bytes * needed_peers(opt, ranks, rank).size();
+  need.host += staged.size() * std::max<std::size_t>(pool, 4096);
+  return need;
+}
 
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta) {

@@ -22,4 +22,16 @@ struct SweepTotals {
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta);
 
+// Bytes of each memory kind one rank's buffers take at once: every lane of
+// the sweep keeps its buffers (sized for the largest message) to the end,
+// plus the staged path's pinned pools. Pinned host memory counts as host.
+struct MemoryNeed {
+  std::size_t host = 0, cuda = 0;
+};
+MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank);
+
+// Empty when this rank's buffers fit (memory_need against each kind's
+// capacity), else one line naming the size, the memory kind and the limit.
+std::string memory_shortfall(const RunOptions& opt, const MemoryNeed& need, int local_ranks);
+
 }  // namespace gdr

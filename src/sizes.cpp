@@ -61,4 +61,12 @@ std::string human_bytes(std::size_t b) {
   return fmt::format("{:g} {}", v, units[u]);
 }
 
+std::string approx_bytes(std::size_t b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  int u = 0;
+  double v = static_cast<double>(b);
+  while (v >= 1024 && u < 5) { v /= 1024; ++u; }
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
+}
+
 }  // namespace gdr

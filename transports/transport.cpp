@@ -43,7 +43,7 @@ void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot
         done[i] = 1;
         --left;
       }
-    if (left == 0 || (spins & 255u) != 255u) continue;
+    if (left == 0 || ((spins & 255u) != 255u && !interrupted())) continue;
     throw_if_interrupted();
     if (!deadline.expired()) continue;
     for (std::size_t i = 0; i < reqs.size(); ++i)

@@ -108,9 +108,12 @@ def cmd_history(a) -> int:
     from .history import format_table, plot, trends
     from .schema import load_runs, parse_case_spec
     spec = parse_case_spec(a.case)
-    runs = load_runs(a.files, skip_bad=True, warn=_warn(f"{PROG} history"))
-    if not runs:
-        raise InputError("no readable result file among the arguments")
+    skipped = []
+    runs = load_runs(a.files, skip_bad=True, warn=skipped.append)
+    if not runs:  # one line: the reasons go into it
+        raise InputError("no readable result file among the arguments (" + "; ".join(skipped) + ")")
+    for w in skipped:
+        _warn(f"{PROG} history")(w)
     tr = trends(runs, spec)
     if not tr:
         raise InputError(f"no case matches --case '{a.case}' in {len(runs)} file(s)")

@@ -20,6 +20,7 @@
 #include "exact_inputs.h"
 #include "host_reduce.h"
 #include "memory.h"
+#include "sizes.h"
 
 namespace gdr::cuda {
 namespace {
@@ -106,8 +107,10 @@ class CudaMemory final : public MemoryOps {
     void* p = nullptr;
     if (cudaError_t e = cudaMalloc(&p, std::max<std::size_t>(bytes, 1)); e != cudaSuccess) {
       cudaGetLastError();  // clear it so later calls do not report it again
-      throw RunError(fmt::format("{}: cannot allocate {} B of cuda memory on device {}: cudaMalloc: {}",
-                                 who(), bytes, dev_, cuda_text(e)));
+      std::string m = fmt::format("{}: cannot allocate {} B ({}) of cuda memory on device {}: cudaMalloc: {}",
+                                  who(), bytes, approx_bytes(bytes), dev_, cuda_text(e));
+      if (e == cudaErrorMemoryAllocation) throw OutOfMemoryError(m);
+      throw RunError(m);
     }
     // Defined contents from the start, outside any timed region.
     check(cudaMemset(p, 0, std::max<std::size_t>(bytes, 1)), "cudaMemset");
@@ -186,14 +189,35 @@ class CudaMemory final : public MemoryOps {
     if (cudaError_t e = cudaHostAlloc(&p, std::max<std::size_t>(bytes, 1), cudaHostAllocPortable);
         e != cudaSuccess) {
       cudaGetLastError();
-      throw RunError(fmt::format("{}: cannot allocate {} B of pinned host memory: cudaHostAlloc: {}",
-                                 who(), bytes, cuda_text(e)));
+      std::string m = fmt::format("{}: cannot allocate {} B ({}) of pinned host memory: cudaHostAlloc: {}",
+                                  who(), bytes, approx_bytes(bytes), cuda_text(e));
+      if (e == cudaErrorMemoryAllocation) throw OutOfMemoryError(m);
+      throw RunError(m);
     }
     std::memset(p, 0, bytes);
     return p;
   }
   void free_pinned(void* p) override {
     if (p) cudaFreeHost(p);
+  }
+
+  // Free device memory (cudaMemGetInfo), shared by the ranks of this node
+  // that use the same device.
+  Capacity capacity(int local_ranks) override {
+    ensure();
+    std::size_t free = 0, total = 0;
+    if (cudaMemGetInfo(&free, &total) != cudaSuccess) {
+      cudaGetLastError();
+      return {};
+    }
+    int n = std::max(local_ranks, 1), devices = std::max(device_count(), 1);
+    int sharing = choice().device >= 0 ? n : (n + devices - 1) / devices;
+    Capacity c;
+    c.bytes = free / sharing;
+    c.source = fmt::format("{} of {} free on device {} (cudaMemGetInfo){}", approx_bytes(free),
+                           approx_bytes(total), dev_,
+                           sharing > 1 ? fmt::format(", shared by {} ranks", sharing) : "");
+    return c;
   }
 
   std::uint64_t copy_async(void* dst, const void* src, std::size_t n, CopyDir dir) override {

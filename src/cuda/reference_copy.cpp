@@ -79,12 +79,15 @@ std::string cannot_run(const CaseParams& c) {
   return ops ? ops->unavailable_reason() : "no CUDA memory kind";
 }
 
+// src, dst and a pinned host buffer, as prepare() allocates them.
+Footprint copy_footprint(std::size_t max, int) { return Footprint{2 * max, max}; }
+
 GDR_REGISTER_REFERENCE(reg_copy_d2d, "copy-d2d", "bw", cannot_run,
-                       [] { return std::make_unique<CopyReference>(Copy::d2d); });
+                       [] { return std::make_unique<CopyReference>(Copy::d2d); }, copy_footprint);
 GDR_REGISTER_REFERENCE(reg_copy_d2h, "copy-d2h", "bw", cannot_run,
-                       [] { return std::make_unique<CopyReference>(Copy::d2h); });
+                       [] { return std::make_unique<CopyReference>(Copy::d2h); }, copy_footprint);
 GDR_REGISTER_REFERENCE(reg_copy_h2d, "copy-h2d", "bw", cannot_run,
-                       [] { return std::make_unique<CopyReference>(Copy::h2d); });
+                       [] { return std::make_unique<CopyReference>(Copy::h2d); }, copy_footprint);
 
 }  // namespace
 }  // namespace gdr

@@ -6,7 +6,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <unistd.h>
 #include <memory>
 #include <set>
 
@@ -100,6 +102,18 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
                 "Do not load NVML, CUDA, libibverbs, UCX or NCCL")
       ->group("");
   sub->callback([o, &exit_code] {
+    // An unwritable -o is bad input: say so before probing anything.
+    if (!o->output.empty()) {
+      std::filesystem::path dir = std::filesystem::path(o->output).parent_path();
+      std::error_code ec;
+      if (dir.empty()) dir = ".";
+      if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
+        std::fprintf(stderr, "gdrbench doctor: -o %s: folder %s does not exist or is not writable\n",
+                     o->output.c_str(), dir.c_str());
+        exit_code = kExitUsage;
+        return;
+      }
+    }
     try {
       exit_code = run(*o);
     } catch (const std::exception& e) {  // MPI trouble, an unwritable --output

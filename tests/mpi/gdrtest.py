@@ -77,3 +77,51 @@ def main(fn):
         print(f"FAIL: {e}", file=sys.stderr)
         sys.exit(1)
     print("PASS")
+
+
+# --- processes of a launched job, for the fault-injection tests ----------
+
+def job_pids(marker):
+    """{pid: argv} of every live process (mpirun or a rank) whose command line
+    holds `marker` (a unique output path). Zombies count as gone."""
+    out = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0") if a]
+            with open(f"/proc/{d}/stat") as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if state != "Z" and any(marker in a for a in argv):
+            out[int(d)] = argv
+    return out
+
+
+def rank_pids(marker):
+    """{rank: pid} of the job's gdrbench ranks (from OMPI_COMM_WORLD_RANK)."""
+    ranks = {}
+    for pid, argv in job_pids(marker).items():
+        if not argv or not os.path.basename(argv[0]).startswith("gdrbench"):
+            continue
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as f:
+                envs = dict(kv.split(b"=", 1) for kv in f.read().split(b"\0") if b"=" in kv)
+        except OSError:
+            continue
+        if b"OMPI_COMM_WORLD_RANK" in envs:
+            ranks[int(envs[b"OMPI_COMM_WORLD_RANK"])] = pid
+    return ranks
+
+
+def wait_gone(marker, seconds):
+    """True once no process of the job is left (waits up to `seconds`)."""
+    import time
+    end = time.time() + seconds
+    while time.time() < end:
+        if not job_pids(marker):
+            return True
+        time.sleep(0.2)
+    return not job_pids(marker)

@@ -41,7 +41,44 @@ CASES = [
     (["--output", "/nonexistent-dir/x.h5"], "does not exist"),
     (["--output", "/proc/x.h5"], "/proc/x.h5"),
     (["--json", "/nonexistent-dir/x.jsonl"], "--json"),
+    # More than the host can hold: said before any timing, naming size and kind.
+    (["-e", "1T"], "(1.0 TiB) needs"),
+    (["-e", "1T"], "of host memory per rank"),
+    (["-e", "64G", "-f", "1024"], "MemAvailable"),
 ]
+
+# Every other subcommand, without a launcher: (argv, text the one line must contain).
+OTHER = [
+    ([], "A subcommand is required"),
+    (["frobnicate"], "frobnicate"),
+    (["--no-such-flag"], "--no-such-flag"),
+    (["list", "--bogus"], "--bogus"),
+    (["list", "extra"], "extra"),
+    (["doctor", "--bogus"], "--bogus"),
+    (["doctor", "--timeout", "0"], "--timeout"),
+    (["doctor", "--timeout", "soon"], "--timeout"),
+    (["doctor", "--local", "-o", "/nonexistent-dir/d.json"], "/nonexistent-dir/d.json"),
+    (["compare"], "BASE.h5"),
+    (["compare", "a.h5"], "NEW.h5"),
+    (["compare", "a.h5", "b.h5", "--threshold", "lots"], "--threshold"),
+    (["compare", "a.h5", "b.h5", "--bogus"], "--bogus"),
+    (["report"], "RUN.h5"),
+    (["report", "/nonexistent-dir/r.h5", "--html", "x.html"], "/nonexistent-dir/r.h5"),
+    (["report", "r.h5", "--html", "x.html", "--straggler-threshold", "-1"], "--straggler-threshold"),
+    (["history", "/nonexistent-dir/r.h5"], "--case"),
+    (["history", "/nonexistent-dir/r.h5", "--case", "test=allreduce"], "no readable result file"),
+    (["stragglers", "/nonexistent-dir/r.h5"], "/nonexistent-dir/r.h5"),
+    (["stragglers", "r.h5", "--threshold", "x"], "--threshold"),
+]
+
+
+def other(args, needle, cwd):
+    import subprocess
+    q = subprocess.run([GDRBENCH] + args, capture_output=True, text=True, timeout=60, env=env(), cwd=cwd)
+    lines = [l for l in (q.stdout + q.stderr).splitlines() if l.strip()]
+    check(q.returncode == 2, f"{args}: exit {q.returncode}, output {lines}")
+    check(len(lines) == 1, f"{args}: expected one line, got {lines}")
+    check(lines[0].startswith("gdrbench") and needle in lines[0], f"{args}: line {lines[0]!r} lacks {needle!r}")
 
 
 def one(np_, args, needle, cwd):
@@ -76,6 +113,9 @@ def run(nps):
     check(p.returncode == 0, f"--force run failed: {p.stderr}")
     root, cases = read_cases(out)
     check(root["status"] == "complete" and len(cases) > 0, "--force did not write a result file")
+    with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
+        for f in [pool.submit(other, args, needle, d) for args, needle in OTHER]:
+            f.result()
     # Without a launcher, too.
     import subprocess
     q = subprocess.run([GDRBENCH, "run", "-b", "0"], capture_output=True, text=True, timeout=30, env=env())

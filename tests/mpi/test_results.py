@@ -89,7 +89,27 @@ def failing_rank_tells_rank_0():
     check(root["cases_completed"] == 1 and len(cases) == 1, f"{len(cases)} cases kept")
 
 
+def no_secrets_in_metadata():
+    """Variables of the captured prefixes whose names suggest a secret, and any
+    variable outside the prefixes, never reach the file; a plain one does."""
+    import h5py
+    d = tmpdir()
+    h5 = os.path.join(d, "s.h5")
+    secrets = {"UCX_IB_PASSWORD": "hunter2", "GDR_API_TOKEN": "tok-123", "NCCL_SECRET_KEY": "k3y",
+               "MY_API_TOKEN": "tok-456", "OMPI_MCA_auth_cred": "cred"}
+    p = mpirun(2, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "--reference", "none",
+                   "--output", h5], extra_env=dict(secrets, UCX_LOG_LEVEL="warn"))
+    check(p.returncode == 0, f"exit {p.returncode}: {p.stderr}")
+    with h5py.File(h5, "r") as f:
+        envs = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f["environment"].attrs.items()}
+        blob = repr(envs) + repr(dict(f.attrs)) + repr(dict(f["facts"].attrs))
+    check(envs.get("UCX_LOG_LEVEL") == "warn", f"UCX_LOG_LEVEL not kept: {sorted(envs)}")
+    for k, v in secrets.items():
+        check(k not in envs and v not in blob, f"{k} leaked into the file")
+
+
 def run():
+    no_secrets_in_metadata()
     failing_rank_tells_rank_0()
     default_output()
     wrong_results_exit_1()

@@ -239,7 +239,7 @@ void UcxTransport::handshake(const std::vector<int>& peers) {
       all = all && h.recv_done && h.send_done;
     }
     if (all) break;
-    if ((spins & 255u) != 255u) continue;
+    if ((spins & 255u) != 255u && !interrupted()) continue;
     throw_if_interrupted();
     if (!deadline.expired()) continue;
     for (Hello& h : hellos)
