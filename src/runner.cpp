@@ -267,7 +267,7 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   MemoryNeed need;
   std::set<std::tuple<std::string, MemKind, Path>> staged;
   for (const LaneKey& k : lanes) {
-    const auto& hook = k.reference ? find_reference(k.name)->footprint : find_test(k.test)->footprint;
+    const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
     Footprint f = hook ? hook(max, ranks) : Footprint{2 * max, 0};
     (k.mem == MemKind::host ? need.host : need.cuda) += f.mem;
     need.host += f.host;
