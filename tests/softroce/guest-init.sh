@@ -85,6 +85,11 @@ export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader,tcp
 export OMPI_MCA_rmaps_base_oversubscribe=1 OMPI_MCA_osc=pt2pt
 if [ -n "${GDR_VM_NODE:-}" ]; then
   export OMPI_MCA_btl_tcp_if_include=eth0 OMPI_MCA_oob_tcp_if_include=eth0
+  # mpirun learns that a node's daemon is gone only from TCP: with the
+  # default keepalive (300 s idle) it waits minutes for a node whose link
+  # went down; probe after 2 s idle, every 1 s, give up after 3.
+  export OMPI_MCA_oob_tcp_keepalive_time=2 OMPI_MCA_oob_tcp_keepalive_intvl=1
+  export OMPI_MCA_oob_tcp_keepalive_probes=3
   export OMPI_MCA_plm_rsh_agent="$(dirname "$0")/relay.sh"
   # Every node answers relay.sh: one command per connection, run by sh.
   busybox nc -ll -p 7067 -e "$(dirname "$0")/relay.sh" &
@@ -94,5 +99,6 @@ fi
 
 cd "${GDR_VM_CWD:-/results}" || finish 125
 log "running: $(cat "$job/cmd")"
+: >"$job/ready"  # the relay (if any) answers from now on
 sh "$job/cmd" >>"$job/out" 2>&1 </dev/null
 finish $?
