@@ -90,6 +90,10 @@ if [ -n "${GDR_VM_NODE:-}" ]; then
   # went down; probe after 2 s idle, every 1 s, give up after 3.
   export OMPI_MCA_oob_tcp_keepalive_time=2 OMPI_MCA_oob_tcp_keepalive_intvl=1
   export OMPI_MCA_oob_tcp_keepalive_probes=3
+  # Keepalive only probes an idle connection: data already sent to the dead
+  # node (mpirun's "kill your ranks" after an abort) is retransmitted
+  # tcp_retries2 times, 15 by default (about 15 minutes); 5 is about 13 s.
+  echo 5 >/proc/sys/net/ipv4/tcp_retries2
   export OMPI_MCA_plm_rsh_agent="$(dirname "$0")/relay.sh"
   # Every node answers relay.sh: one command per connection, run by sh.
   busybox nc -ll -p 7067 -e "$(dirname "$0")/relay.sh" &
