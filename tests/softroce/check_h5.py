@@ -2,7 +2,7 @@
 """Checks a gdrbench HDF5 result file written inside the Soft-RoCE guest.
 
   check_h5.py FILE --ranks N --transport verbs [--min-cases K] [--test T]...
-              [--expect-failure REGEX]
+              [--expect-failure REGEX] [--fact KEY=REGEX]...
 
 Fails (exit 1, one line per problem) unless the run completed, every case
 has #wrong == 0 and a times dataset of shape [ranks, iters] with a finite
@@ -27,6 +27,8 @@ def main():
     ap.add_argument("--min-cases", type=int, default=1)
     ap.add_argument("--test", action="append", default=[], help="a test that must appear")
     ap.add_argument("--expect-failure", metavar="REGEX")
+    ap.add_argument("--fact", action="append", default=[], metavar="KEY=REGEX",
+                    help="a stored fact that must match REGEX")
     a = ap.parse_args()
     problems = []
     with h5py.File(a.file, "r") as f:
@@ -47,6 +49,10 @@ def main():
         for key in (f"{a.transport}.device", f"{a.transport}.registration"):
             if a.transport == "verbs" and key not in facts:
                 problems.append(f"fact {key} missing")
+        for kv in a.fact:
+            key, rx = kv.split("=", 1)
+            if not re.fullmatch(rx, str(facts.get(key, ""))):
+                problems.append(f"fact {key} = {facts.get(key)!r}, want {rx!r}")
         ours, tests = 0, set()
         for name, g in f["cases"].items():
             at = dict(g.attrs)

@@ -78,6 +78,6 @@ INIT
 chmod +x "$work/init"
 
 mkdir -p "$(dirname "$out")"
-(cd "$work" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp"
-mv "$out.tmp" "$out"
+(cd "$work" && find . | cpio -o -H newc --quiet | gzip -1) >"$out.tmp.$$"
+mv "$out.tmp.$$" "$out"
 echo "mkinitramfs: $out (${#order[@]} modules, kernel $kver)" >&2

@@ -3,7 +3,8 @@
 # try the verbs transport for real without RDMA hardware.
 #
 #   run.sh [--ranks N] [--results DIR] [--build DIR] [--timeout S] [--install]
-#          [--hcas rxe0,rxe1] [--before CMD] -- <gdrbench run arguments>
+#          [--hcas rxe0,rxe1] [--before CMD] [--nodes 2 [--node2 CMD]]
+#          -- <gdrbench run arguments>
 #
 # --results DIR: host folder the guest runs in (the HDF5 file lands there);
 #                default a temporary folder, removed afterwards.
@@ -15,13 +16,19 @@
 #                looping back inside one device.
 # --before CMD:  a shell command run in the guest before mpirun, in the
 #                background (e.g. "sleep 20; ip link set veth1 down").
+# --nodes 2:     two guests, node1 and node2, joined by a qemu UDP network on
+#                127.0.0.1 (each with rxe0 on its eth0); mpirun in node1
+#                starts one rank per node (--ranks is then the number of
+#                nodes), node2's daemon through relay.sh.
+# --node2 CMD:   with --nodes 2, a shell command run in node2 in the
+#                background while the run goes (e.g. "ip link set eth0 down").
 # Example: run.sh --ranks 2 -- -t allreduce -T verbs -b 8 -e 64K
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600 hcas= before=
-usage() { sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600 hcas= before= nodes=1 node2=
+usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -30,6 +37,8 @@ while [[ $# -gt 0 ]]; do
     --timeout) timeout=$2; shift 2 ;;
     --hcas) hcas=$2; shift 2 ;;
     --before) before=$2; shift 2 ;;
+    --nodes) nodes=$2; shift 2 ;;
+    --node2) node2=$2; shift 2 ;;
     --install)
       apt-get install -y -q $(cat "$repo/jobs/deps/debian-softroce.txt") >&2; shift ;;
     --) shift; break ;;
@@ -60,6 +69,11 @@ if [[ -n $hcas ]]; then
     mpi_cmd+=(-np 1 env "GDR_VERBS_HCA=${devs[r % ${#devs[@]}]}" "$build/gdrbench" run "$@")
   done
 fi
+if [[ $nodes == 2 ]]; then
+  exec "$here/two_nodes.sh" --build "$build" --results "$results" --timeout "$timeout" \
+    --before "$before" --node2 "$node2" -- "$@"
+fi
+[[ $nodes == 1 ]] || { echo "run.sh: --nodes is 1 or 2" >&2; exit 125; }
 if [[ -n $before ]]; then
   exec "$here/vm.sh" "${share_args[@]}" --timeout "$timeout" -- \
     sh -c "($before) & exec \"\$@\"" sh "${mpi_cmd[@]}"

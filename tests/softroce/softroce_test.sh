@@ -5,12 +5,18 @@
 #   softroce_test.sh BUILD OUTDIR RANKS "CHECK ARGS" [run.sh options] -- <gdrbench run arguments>
 #
 # With --expect-failure in CHECK ARGS the run must fail (but not time out).
+# With --within S among the run.sh options the run must end at most S seconds
+# after the file .cut appears in OUTDIR (a --before/--node2 command touches
+# it when it breaks something; both times are the host's clock).
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 build=$1 out=$2 ranks=$3 check_args=$4
 shift 4
-run_opts=()
-while [[ $# -gt 0 && $1 != -- ]]; do run_opts+=("$1"); shift; done
+run_opts=() within=
+while [[ $# -gt 0 && $1 != -- ]]; do
+  if [[ $1 == --within ]]; then within=$2; shift 2; continue; fi
+  run_opts+=("$1"); shift
+done
 [[ ${1:-} == -- ]] && shift
 
 # A python that has h5py (a pyenv shim may come first in PATH and lack it).
@@ -29,6 +35,13 @@ if [[ $check_args == *--expect-failure* ]]; then
     { echo "softroce_test: expected the run to fail cleanly, got exit $rc"; exit 1; }
 elif [[ $rc -ne 0 ]]; then
   echo "softroce_test: the run exited $rc"; exit 1
+fi
+if [[ -n $within ]]; then
+  [[ -f $out/.cut ]] || { echo "softroce_test: nothing was broken (no $out/.cut)"; exit 1; }
+  rcfile=$(ls -t "$out"/.vm*/rc | head -1)
+  took=$(( $(stat -c %Y "$rcfile") - $(stat -c %Y "$out/.cut") ))
+  echo "softroce_test: the run ended $took s after the break (limit $within s)"
+  [[ $took -le $within ]] || { echo "softroce_test: too slow to notice the break"; exit 1; }
 fi
 # shellcheck disable=SC2086
 "$py" "$here/check_h5.py" "$out/result.h5" --ranks "$ranks" $check_args

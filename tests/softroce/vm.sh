@@ -3,19 +3,23 @@
 # in it; prints the command's output and exits with its status.
 #
 #   vm.sh [--share DIR] [--cwd DIR] [--timeout S] [--mem MB] [--smp N]
-#         [--env NAME=VALUE]... -- COMMAND [ARG]...
+#         [--node N --link LPORT:RPORT] [--env NAME=VALUE]... -- COMMAND [ARG]...
 #
 # The guest sees the host's root read-only (with a tmpfs overlay on top, so
 # writes vanish at power-off) and DIR read-write at /results; COMMAND runs in
 # --cwd (default /results) as root with rdma_rxe devices rxe0/rxe1 on a veth
-# pair. Exit status: COMMAND's, 124 on timeout, 125 when the guest failed to
-# run it. Control files are left in DIR/.vm (out, rc, guest.log, console.log).
+# pair. With --node N the guest is instead host nodeN of several: its eth0
+# (virtio) is on a qemu UDP network between 127.0.0.1:LPORT (ours) and
+# 127.0.0.1:RPORT (the other guest's), with rxe0 on eth0 and 169.254.67.N.
+# Exit status: COMMAND's, 124 on timeout, 125 when the guest failed to run
+# it. Control files are left in DIR/.vm (DIR/.vm-nodeN with --node: out, rc,
+# guest.log, console.log).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-share= cwd=/results timeout=600 mem=2048 smp=2
+share= cwd=/results timeout=600 mem=2048 smp=2 node= link=
 envs=()
-usage() { sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --share) share=$2; shift 2 ;;
@@ -24,6 +28,8 @@ while [[ $# -gt 0 ]]; do
     --mem) mem=$2; shift 2 ;;
     --smp) smp=$2; shift 2 ;;
     --env) envs+=("$2"); shift 2 ;;
+    --node) node=$2; shift 2 ;;
+    --link) link=$2; shift 2 ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) echo "vm.sh: unknown option $1" >&2; usage ;;
@@ -58,13 +64,15 @@ if [[ -z $share ]]; then
 fi
 mkdir -p "$share"
 share=$(cd "$share" && pwd)
-job=$share/.vm
+jobname=.vm${node:+-node$node}
+job=$share/$jobname
 rm -rf "$job"; mkdir -p "$job"
 {
   printf '%q ' "$@"; echo
 } >"$job/cmd"
 {
   printf 'export GDR_VM_CWD=%q\n' "$cwd"
+  [[ -n $node ]] && printf 'export GDR_VM_NODE=%q\n' "$node"
   for e in "${envs[@]}"; do printf 'export %q\n' "$e"; done
 } >"$job/env"
 : >"$job/out"
@@ -77,13 +85,22 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+nic=(-nic none)
+if [[ -n $node ]]; then
+  [[ $node =~ ^[1-4]$ && $link =~ ^[0-9]+:[0-9]+$ ]] ||
+    { echo "vm.sh: --node takes 1..4 and --link LPORT:RPORT" >&2; exit 125; }
+  # A point-to-point UDP link on the host's loopback: nothing leaves the host.
+  nic=(-netdev "socket,id=n0,udp=127.0.0.1:${link#*:},localaddr=127.0.0.1:${link%%:*}"
+       -device "virtio-net-pci,netdev=n0,mac=52:54:00:67:64:0$node")
+fi
+
 start=$(date +%s.%N)
 qemu-system-x86_64 \
   -accel tcg,thread=multi -cpu max -smp "$smp" -m "$mem" \
   -display none -monitor none -serial "file:$job/console.log" \
-  -no-reboot -nic none \
+  -no-reboot "${nic[@]}" \
   -kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
-  -append "console=ttyS0 quiet panic=-1 gdr.init=$here/guest-init.sh" \
+  -append "console=ttyS0 quiet panic=-1 gdr.init=$here/guest-init.sh gdr.job=$jobname" \
   -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
   -virtfs "local,path=$share,mount_tag=results,security_model=none,multidevs=remap" \
   </dev/null &
