@@ -34,13 +34,17 @@ SLACK = 12   # "a few seconds" on a loaded 2-core machine
 ITERS = {("mpi", False): 1000, ("mpi", True): 1000, ("ucx", False): 1500, ("ucx", True): 40}
 
 
-def launch(np_, transport, h5, recovery):
+class Missed(Exception):
+    """The sweep ended before the fault landed (a quiet machine runs it fast)."""
+
+
+def launch(np_, transport, h5, recovery, scale=1):
     # Many short cases (dtype x op at one size) so that the fault lands mid-sweep
     # with several cases already on disk.
     cmd = ["mpirun", "--oversubscribe"] + (["--enable-recovery"] if recovery else []) + [
            "-np", str(np_), GDRBENCH, "run", "-t", "allreduce",
            "-T", transport, "-b", "64", "-e", "512", "-d", ",".join(DTYPES), "-o", ",".join(OPS),
-           "-n", str(ITERS[transport, np_ > 2]), "-w", "2", "--reference", "none", "--timeout", str(TIMEOUT), "--output", h5]
+           "-n", str(ITERS[transport, np_ > 2] * scale), "-w", "2", "--reference", "none", "--timeout", str(TIMEOUT), "--output", h5]
     e = env()
     # mpirun sends SIGKILL 1 s after SIGTERM by default (and always waits that
     # long): on a machine loaded many times over, rank 0 may not be scheduled in
@@ -66,15 +70,28 @@ def data_rows(lines):
 
 
 def run(a):
+    # Iterations are sized for a loaded machine; where the whole sweep beat the
+    # fault, run again with cases 8x longer (at most twice).
+    for scale in (1, 8, 64):
+        try:
+            return attempt(a, scale)
+        except Missed as e:
+            print(f"missed at -n x{scale}: {e}; again with longer cases")
+    raise AssertionError("the sweep finished before the fault three times")
+
+
+def attempt(a, scale):
     d = tmpdir()
-    h5 = os.path.join(d, f"fault-{a.transport}-np{a.np}.h5")
-    p, out, err, threads = launch(a.np, a.transport, h5, a.recovery)
+    h5 = os.path.join(d, f"fault-{a.transport}-np{a.np}-x{scale}.h5")
+    p, out, err, threads = launch(a.np, a.transport, h5, a.recovery, scale)
     try:
         # Wait for two finished cases (the table is flushed row by row).
         t_start = time.time()
         while len(data_rows(out)) < 2 and p.poll() is None and time.time() - t_start < 60:
             time.sleep(0.05)
         seen = len(data_rows(out))
+        if p.poll() is not None and p.returncode == 0:
+            raise Missed(f"exit 0 after {seen} rows")
         check(p.poll() is None and seen >= 2, f"the sweep did not get going: {seen} rows, {''.join(err)}")
         total = len(DTYPES) * len(OPS) * 4
         if a.kill_rank is not None:
@@ -94,6 +111,8 @@ def run(a):
         for t in threads:
             t.join(5)
         stderr = "".join(err)
+        if os.path.exists(h5) and read_cases(h5)[0]["status"] == "complete":
+            raise Missed(f"{what} arrived after the last case ({seen} rows had been shown)")
         print(f"{what}: ended after {took:.1f} s with status {p.returncode}; {seen} rows before\n{stderr}")
         # mpirun --enable-recovery reports 0 even after MPI_Abort: only the default launcher's
         # status says anything.
