@@ -10,6 +10,7 @@
 
 #include "src/bootstrap.h"
 #include "test.h"
+#include "timed_loop.h"
 
 namespace gdr {
 namespace {
@@ -34,21 +35,15 @@ class PointToPoint final : public Test {
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
-    CaseOutcome out;
-    const int me = env.boot.rank();
-    const bool in_pair = me == c.src || me == c.dst;
-    const int peer = me == c.src ? c.dst : c.src;
-    for (int it = -c.warmup; it < c.iters; ++it) {
-      // The ping-pong's receive is posted before the ranks line up, as a
-      // real application would have it waiting: a transport whose sender
-      // needs the receiver's buffer first (verbs) then pays no extra hop.
-      Request pre{};
-      if (in_pair && kind_ == Kind::latency) pre = env.transport->post_recv(peer, *rrecv_, 0, c.bytes);
-      env.boot.barrier();
-      double t = in_pair ? once(env, c, peer, me == c.src, pre) : kNaN;
-      if (it >= 0) out.times.push_back(t);
-    }
-    return out;
+    // The ping-pong's receive is posted before the ranks line up, as a real
+    // application would have it waiting: a transport whose sender needs the
+    // receiver's buffer first (verbs) then pays no extra hop.
+    Request pre{};
+    auto post_early = [&](const PairRole& r) {
+      if (kind_ == Kind::latency) pre = env.transport->post_recv(r.peer, *rrecv_, 0, c.bytes);
+    };
+    return timed_pair_loop(env, c, [&](const PairRole& r) { return once(env, c, r.peer, r.initiator, pre); },
+                           post_early);
   }
 
  private:

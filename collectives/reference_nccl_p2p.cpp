@@ -9,6 +9,7 @@
 #include "nccl_api.h"
 #include "src/bootstrap.h"
 #include "test.h"
+#include "timed_loop.h"
 
 namespace gdr {
 namespace {
@@ -30,16 +31,7 @@ class NcclPointToPoint final : public Test {
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
-    CaseOutcome out;
-    const int me = env.boot.rank();
-    const bool in_pair = me == c.src || me == c.dst;
-    const int peer = me == c.src ? c.dst : c.src;
-    for (int it = -c.warmup; it < c.iters; ++it) {
-      env.boot.barrier();
-      double t = in_pair ? once(env, c, peer, me == c.src) : kNaN;
-      if (it >= 0) out.times.push_back(t);
-    }
-    return out;
+    return timed_pair_loop(env, c, [&](const PairRole& r) { return once(env, c, r.peer, r.initiator); });
   }
 
  private:

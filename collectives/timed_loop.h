@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 #include "src/bootstrap.h"
 #include "test.h"
@@ -47,6 +48,32 @@ inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void*
     out.times.push_back(t1 - t0);
     if (it == 0 && rank == n - 1 && selftest_corrupt()) corrupt_first_element(env, work, c);
     if (c.check) out.wrong += env.mem.count_wrong(work, c.count, c.dtype, c.op, n, data_it);
+  }
+  return out;
+}
+
+// Where this rank stands in a point-to-point case.
+struct PairRole {
+  bool in_pair = false;
+  bool initiator = false;  // the pair's src
+  int peer = -1;
+};
+
+// The loop every point-to-point test shares: line all ranks up, let the pair
+// time one exchange (`once` returns seconds, or NaN for a rank without a
+// time); ranks outside the pair only join the barrier and record NaN.
+// `before_barrier` runs first in each iteration (a receive to pre-post).
+inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c,
+                                   const std::function<double(const PairRole&)>& once,
+                                   const std::function<void(const PairRole&)>& before_barrier = {}) {
+  CaseOutcome out;
+  const int me = env.boot.rank();
+  PairRole role{me == c.src || me == c.dst, me == c.src, me == c.src ? c.dst : c.src};
+  for (int it = -c.warmup; it < c.iters; ++it) {
+    if (before_barrier && role.in_pair) before_barrier(role);
+    env.boot.barrier();
+    double t = role.in_pair ? once(role) : std::numeric_limits<double>::quiet_NaN();
+    if (it >= 0) out.times.push_back(t);
   }
   return out;
 }
