@@ -333,12 +333,13 @@ def _read(path, f) -> Run:
         raise InputError(f"{path}: attribute ranks={attrs.get('ranks')!r} is not a rank count")
     attrs["ranks"] = nranks
 
+    max_bytes = 16 * os.path.getsize(path) + (1 << 20)
     hosts, local = [], []
     if "ranks" in f and hasattr(f["ranks"], "keys"):
         for n in ("host", "local_rank"):
             if n in f["ranks"] and (not isinstance(f["ranks"][n], h5py.Dataset)
                                     or len(f["ranks"][n].shape or ()) != 1
-                                    or f["ranks"][n].shape[0] > MAX_RANKS):
+                                    or f["ranks"][n].shape[0] > min(MAX_RANKS, max_bytes)):
                 raise InputError(f"{path}: /ranks/{n} is not a list of ranks")
         if "host" in f["ranks"]:
             hosts = [str(_text(h)) for h in f["ranks/host"][()]]
@@ -368,9 +369,13 @@ def _read(path, f) -> Run:
             raise InputError(f"{path}: case {name}: 'times' has shape {shape}, expected [ranks, iters]")
         # Never read more than the case says it holds: a damaged shape (or an
         # unwritten chunked dataset) could make numpy allocate gigabytes.
-        if "iters" in a and int(np.prod(shape, dtype=np.float64)) > max(a["ranks"], 1) * max(a["iters"], 1):
+        n = float(np.prod(shape, dtype=np.float64))
+        if "iters" in a and n > max(a["ranks"], 1) * max(a["iters"], 1):
             raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than "
                              f"ranks x iters = {a['ranks']} x {a['iters']}")
+        if n * 8 > max_bytes:  # gdrbench stores times raw; allow 16x for a compressing copy
+            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than the "
+                             "file can hold")
         t = np.asarray(g["times"][()], dtype=np.float64)
         if t.ndim == 1:
             t = t[np.newaxis, :]
@@ -380,7 +385,7 @@ def _read(path, f) -> Run:
         seen[key] = seen.get(key, 0) + 1
         cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key]))
     if not hosts:
-        hosts = ["?"] * nranks
+        hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
                environment=env, cases=cases, warnings=run_warnings)
 
