@@ -5,9 +5,10 @@
 # detect_leaks=0: Open MPI (libmpi, libopen-pal, PMIx, hwloc) and UCX keep
 # allocations until the process ends by design (MPI_Finalize does not free
 # everything; UCX's registration caches and memory hooks live to exit), so
-# LeakSanitizer would report dozens of their "leaks" at every rank's exit,
-# none of them ours, and a suppressions list of their internals would rot
-# with every Debian update. ASan's use-after-free, double-free and overflow
+# LeakSanitizer reports their "leaks" at every rank's exit (measured: a
+# 2-rank `run -T mpi,ucx -t allreduce`, 37 reports, ~121 KB in ~3350
+# allocations per rank, not one with a gdrbench frame), and a suppressions
+# list of their internals would rot with every Debian update. ASan's use-after-free, double-free and overflow
 # checks stay on; gdrbench owns its memory through RAII.
 _gdr_sanitize_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${ASAN_OPTIONS=detect_leaks=0:halt_on_error=1:abort_on_error=1:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:symbolize=1}"
