@@ -331,7 +331,8 @@ def _read(path, f) -> Run:
         nranks = -1
     if not 0 <= nranks <= MAX_RANKS:
         raise InputError(f"{path}: attribute ranks={attrs.get('ranks')!r} is not a rank count")
-    attrs["ranks"] = nranks
+    if "ranks" in attrs:
+        attrs["ranks"] = nranks
 
     max_bytes = 16 * os.path.getsize(path) + (1 << 20)
     hosts, local = [], []
