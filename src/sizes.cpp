@@ -47,11 +47,13 @@ std::vector<std::size_t> size_sweep(std::size_t min, std::size_t max, double fac
     throw UsageError(fmt::format("--minbytes ({}) is larger than --maxbytes ({})", min, max));
   if (!(factor >= 2.0) || !std::isfinite(factor))
     throw UsageError(fmt::format("--stepfactor {} must be a number >= 2", factor));
-  // In double so that any factor works; near 2^64 (double)max can round up
-  // past max, where converting back would overflow (undefined): clamp to max.
+  // In double so that any factor works, but compared as integers: near 2^64
+  // (double)max rounds up to 2^64, which does not convert back (undefined)
+  // and is no size.
   std::vector<std::size_t> out{min};
-  for (double s = static_cast<double>(min) * factor; s <= static_cast<double>(max); s *= factor) {
-    std::size_t v = s >= static_cast<double>(max) ? max : static_cast<std::size_t>(s);
+  for (double s = static_cast<double>(min) * factor; s < 0x1p64; s *= factor) {
+    auto v = static_cast<std::size_t>(s);
+    if (v > max) break;
     if (v > out.back()) out.push_back(v);
   }
   return out;
