@@ -5,6 +5,7 @@
 // running; its message already names rank, host and the failing call.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <stdexcept>
 #include <string>
@@ -46,14 +47,17 @@ struct InterruptedError : RunError {
   using RunError::RunError;
 };
 
+// The longest --timeout (a year): steady_clock counts nanoseconds in 64 bits.
+inline constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
+
 // A point in time after which a wait gives up. Every blocking loop takes one.
 class Deadline {
  public:
   using Clock = std::chrono::steady_clock;
   explicit Deadline(double seconds)
       : seconds_(seconds),
-        end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                std::chrono::duration<double>(seconds))) {}
+        end_(Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                seconds > 0 ? std::min(seconds, kMaxTimeoutSeconds) : 0.0))) {}
   bool expired() const { return Clock::now() >= end_; }
   // Seconds left (negative once expired).
   double remaining() const { return std::chrono::duration<double>(end_ - Clock::now()).count(); }

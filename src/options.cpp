@@ -152,7 +152,11 @@ RunOptions validate(const RunArgs& a) {
     }
     o.references = checked_names(refs, "--reference", known);
   }
-  if (!(a.timeout > 0)) throw UsageError(fmt::format("--timeout {} must be positive", a.timeout));
+  // At most a year: every wait turns it into a steady_clock deadline, whose
+  // nanosecond count would overflow (undefined) near 292 years, and inf.
+  if (!(a.timeout > 0) || !(a.timeout <= kMaxTimeoutSeconds))
+    throw UsageError(fmt::format("--timeout {} must be a positive number of seconds, at most {}",
+                                 a.timeout, kMaxTimeoutSeconds));
   o.timeout = a.timeout;
   if (a.pairs.empty()) o.pairs = Pairs::fixed;
   else if (a.pairs == "ring") o.pairs = Pairs::ring;

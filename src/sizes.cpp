@@ -47,9 +47,15 @@ std::vector<std::size_t> size_sweep(std::size_t min, std::size_t max, double fac
     throw UsageError(fmt::format("--minbytes ({}) is larger than --maxbytes ({})", min, max));
   if (!(factor >= 2.0) || !std::isfinite(factor))
     throw UsageError(fmt::format("--stepfactor {} must be a number >= 2", factor));
-  std::vector<std::size_t> out;
-  for (double s = static_cast<double>(min); s <= static_cast<double>(max); s *= factor)
-    out.push_back(static_cast<std::size_t>(s));
+  // In double so that any factor works, but compared as integers: near 2^64
+  // (double)max rounds up to 2^64, which does not convert back (undefined)
+  // and is no size.
+  std::vector<std::size_t> out{min};
+  for (double s = static_cast<double>(min) * factor; s < 0x1p64; s *= factor) {
+    auto v = static_cast<std::size_t>(s);
+    if (v > max) break;
+    if (v > out.back()) out.push_back(v);
+  }
   return out;
 }
 

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
 # The README's second command: installs what is missing, builds, and runs the
 # whole test suite (every ctest label: unit, mpi, jobs, staged, analysis,
-# doctor, softroce, slurm; gpu tests report "skipped" without a GPU).
-# Prints how long each part took. Exit status: ctest's.
+# doctor, softroce, slurm, fuzz; gpu tests report "skipped" without a GPU).
+# Then the sanitizer phase: builds the asan-ubsan preset (clang, ASan +
+# UBSan, no CUDA) into build-asan/ and runs its labels unit, sanitize
+# (real mpirun runs of mpi and ucx at 2 ranks) and fuzz (the libFuzzer
+# targets, GDR_FUZZ_SECONDS each). GDR_SANITIZERS=1 always runs that phase,
+# 0 never; the default runs it only when no ctest arguments are given.
+# Prints how long each part took. Exit status: 0 only when both phases pass.
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 start=$(date +%s)
@@ -16,4 +21,21 @@ cd "$top/build"
 ctest --output-on-failure --timeout 900 -j"${CTEST_JOBS:-1}" "$@"
 rc=$?
 stamp "tests done (ctest exit $rc)"
+
+sanitizers=${GDR_SANITIZERS:-auto}
+[ "$sanitizers" = auto ] && { [ $# -eq 0 ] && sanitizers=1 || sanitizers=0; }
+if [ "$sanitizers" = 1 ]; then
+  cd "$top"
+  if cmake --preset asan-ubsan >/dev/null && cmake --build --preset asan-ubsan -j"$(nproc)" >/dev/null; then
+    stamp "asan-ubsan built (build-asan/)"
+    . "$top/tests/sanitize/options.sh"
+    ctest --test-dir "$top/build-asan" --output-on-failure --timeout 900 -L 'unit|sanitize|fuzz'
+    src=$?
+    stamp "asan-ubsan tests done (ctest exit $src)"
+  else
+    src=1
+    stamp "asan-ubsan build FAILED"
+  fi
+  [ $rc -eq 0 ] && rc=$src
+fi
 exit $rc

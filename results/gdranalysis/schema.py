@@ -8,8 +8,10 @@ that says what is wrong, which the command line turns into exit status 2.
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
 import re
+import traceback
 import warnings
 from datetime import datetime, timezone
 
@@ -25,10 +27,15 @@ INT_FIELDS = {"reference", "ranks", "bytes", "count", "iters", "warmup", "check"
 STR_FIELDS = {"test", "transport", "mem", "path", "dtype", "op"}
 REQUIRED_CASE_ATTRS = STR_FIELDS | {"reference", "ranks", "bytes", "src", "dst"}
 REQUIRED_ROOT_ATTRS = ("schema_version",)
+MAX_RANKS = 1 << 24  # more than any machine has; a bigger count is a damaged file
 
 
 class InputError(Exception):
     """A file the analysis cannot use; the message is one line."""
+
+
+class HDF5LibraryError(InputError):
+    """libhdf5 hung or crashed on a (corrupt) file: read in a child, see load_run."""
 
 
 def _text(v):
@@ -201,12 +208,77 @@ def parse_bytes(s: str) -> int:
     return int(m.group(1)) * {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}[m.group(2).lower()]
 
 
+# How long reading one file may take before it counts as corrupt. libhdf5
+# (1.10, Debian 12) can loop forever on some corrupt files (found by
+# tests/fuzz: a damaged global heap makes reading a string attribute spin),
+# and a bad file can crash it outright; so the file is read in a forked
+# child, and a child that hangs or dies becomes an InputError.
+READ_TIMEOUT_S = float(os.environ.get("GDR_READ_TIMEOUT", "120"))
+
+
 def load_run(path: str) -> Run:
     """Read and check one result file. Raises InputError."""
+    _precheck(path)
+    try:
+        ctx = multiprocessing.get_context("fork")
+    except ValueError:  # no fork (not Linux): read in this process
+        return _load_here(path)
+    recv, send = ctx.Pipe(duplex=False)
+    child = ctx.Process(target=_load_in_child, args=(send, path), daemon=True)
+    child.start()
+    send.close()
+    try:
+        if not recv.poll(READ_TIMEOUT_S):
+            child.kill()
+            raise HDF5LibraryError(f"{path}: reading it took more than {READ_TIMEOUT_S:g} s; the file is "
+                             "corrupt (the HDF5 library is stuck in it)")
+        try:
+            kind, value = recv.recv()
+        except EOFError:
+            child.join()
+            code = child.exitcode
+            how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
+            raise HDF5LibraryError(f"{path}: the HDF5 library crashed reading it ({how}); "
+                             "the file is corrupt") from None
+    finally:
+        recv.close()
+        child.join(5)
+        if child.is_alive():
+            child.kill()
+            child.join()
+    if kind == "run":
+        return value
+    if kind == "input":
+        raise InputError(value)
+    raise RuntimeError(f"reading {path} failed inside gdranalysis (a bug):\n{value}")
+
+
+def _load_in_child(send, path):
+    try:
+        try:
+            out = ("run", _load_here(path))
+        except InputError as e:
+            out = ("input", str(e))
+        except BaseException:  # a bug: hand the traceback to the parent
+            out = ("bug", traceback.format_exc())
+        try:
+            send.send(out)
+        except BaseException:  # the result would not pickle: also a bug
+            send.send(("bug", traceback.format_exc()))
+    finally:
+        send.close()
+
+
+def _precheck(path):
     if not os.path.exists(path):
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a result file")
+
+
+def _load_here(path: str) -> Run:
+    """load_run's work, in this process (no protection against libhdf5)."""
+    _precheck(path)
     try:
         import h5py
     except ImportError as e:  # pragma: no cover - the deps file installs it
@@ -228,6 +300,7 @@ def load_run(path: str) -> Run:
 
 
 def _read(path, f) -> Run:
+    import h5py
     if "schema_version" not in f.attrs:
         raise InputError(f"{path}: not a gdrbench result file (no schema_version attribute)")
     v = _scalar(f.attrs["schema_version"])
@@ -252,10 +325,25 @@ def _read(path, f) -> Run:
         run_warnings.append(f"{path}: status '{status}' ({attrs.get('error', '')}); "
                             "cases completed before it are used")
 
+    try:
+        nranks = int(attrs.get("ranks", 0) or 0)
+    except (TypeError, ValueError, OverflowError):
+        nranks = -1
+    if not 0 <= nranks <= MAX_RANKS:
+        raise InputError(f"{path}: attribute ranks={attrs.get('ranks')!r} is not a rank count")
+    if "ranks" in attrs:
+        attrs["ranks"] = nranks
+
+    max_bytes = 16 * os.path.getsize(path) + (1 << 20)
     hosts, local = [], []
     if "ranks" in f and hasattr(f["ranks"], "keys"):
+        for n in ("host", "local_rank"):
+            if n in f["ranks"] and (not isinstance(f["ranks"][n], h5py.Dataset)
+                                    or len(f["ranks"][n].shape or ()) != 1
+                                    or f["ranks"][n].shape[0] > min(MAX_RANKS, max_bytes)):
+                raise InputError(f"{path}: /ranks/{n} is not a list of ranks")
         if "host" in f["ranks"]:
-            hosts = [_text(h) for h in f["ranks/host"][()]]
+            hosts = [str(_text(h)) for h in f["ranks/host"][()]]
         if "local_rank" in f["ranks"]:
             local = [int(x) for x in f["ranks/local_rank"][()]]
     facts = {k: _scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
@@ -271,12 +359,24 @@ def _read(path, f) -> Run:
         for k in INT_FIELDS & a.keys():
             try:
                 a[k] = int(a[k])
-            except (TypeError, ValueError) as e:
+            except (TypeError, ValueError, OverflowError) as e:
                 raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
         for k in STR_FIELDS:
             a[k] = str(a[k])
-        if "times" not in g:
+        if "times" not in g or not isinstance(g["times"], h5py.Dataset):
             raise InputError(f"{path}: case {name} has no 'times' dataset")
+        shape = g["times"].shape or ()
+        if len(shape) not in (1, 2):
+            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, expected [ranks, iters]")
+        # Never read more than the case says it holds: a damaged shape (or an
+        # unwritten chunked dataset) could make numpy allocate gigabytes.
+        n = float(np.prod(shape, dtype=np.float64))
+        if "iters" in a and n > max(a["ranks"], 1) * max(a["iters"], 1):
+            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than "
+                             f"ranks x iters = {a['ranks']} x {a['iters']}")
+        if n * 8 > max_bytes:  # gdrbench stores times raw; allow 16x for a compressing copy
+            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than the "
+                             "file can hold")
         t = np.asarray(g["times"][()], dtype=np.float64)
         if t.ndim == 1:
             t = t[np.newaxis, :]
@@ -286,7 +386,7 @@ def _read(path, f) -> Run:
         seen[key] = seen.get(key, 0) + 1
         cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key]))
     if not hosts:
-        hosts = ["?"] * int(attrs.get("ranks", 0) or 0)
+        hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
                environment=env, cases=cases, warnings=run_warnings)
 

@@ -1,5 +1,8 @@
 """Unit tests of the reader's helpers (no runs needed)."""
 
+import os
+import shutil
+import tempfile
 import unittest
 
 import numpy as np
@@ -74,3 +77,55 @@ class ExitStatus(unittest.TestCase):
             cli.cmd_compare = saved
         self.assertEqual(rc, 3)
         self.assertIn("internal error", err.getvalue())
+
+
+class DamagedFiles(unittest.TestCase):
+    """Edits of a small real result file (tests/fuzz/corpus) that once gave a
+    traceback or a huge allocation; each must be one InputError line."""
+
+    SEED = os.path.join(gdrtest.REPO, "tests", "fuzz", "corpus", "hdf5_reader", "run_allreduce_np2.h5")
+
+    def _edited(self, edit):
+        import h5py
+        d = tempfile.mkdtemp(prefix="gdr-schema-")
+        p = os.path.join(d, "r.h5")
+        shutil.copy(self.SEED, p)
+        with h5py.File(p, "r+") as f:
+            edit(f)
+        return p
+
+    def test_seed_loads(self):
+        from gdranalysis.schema import load_run
+        r = load_run(self.SEED)
+        self.assertEqual(r.nranks, 2)
+        self.assertEqual(len(r.cases), 2)
+
+    def test_damage_is_input_error(self):
+        from gdranalysis.schema import load_run
+
+        def times(shape):
+            def edit(f):
+                del f["cases/00000/times"]
+                f.create_dataset("cases/00000/times", shape=shape, dtype="f8")  # never written
+            return edit
+
+        def attr(where, k, v):
+            return lambda f: f[where].attrs.__setitem__(k, v)
+
+        for why, edit in [
+            ("inf bytes", attr("cases/00000", "bytes", float("inf"))),
+            ("huge ranks", attr("/", "ranks", 2**62)),
+            ("huge times", times((2, 1 << 31))),
+            ("3-d times", times((2, 2, 2))),
+            ("times is a group", lambda f: (f.__delitem__("cases/00000/times"), f.create_group("cases/00000/times"))),
+        ]:
+            with self.subTest(why):
+                p = self._edited(edit)
+                with self.assertRaises(InputError) as cm:
+                    load_run(p)
+                self.assertNotIn("\n", str(cm.exception))
+
+    def test_missing_ranks_attribute_counts_hosts(self):
+        from gdranalysis.schema import load_run
+        p = self._edited(lambda f: f.attrs.__delitem__("ranks"))
+        self.assertEqual(load_run(p).nranks, 2)

@@ -28,6 +28,7 @@ CASES = [
     (["--reference", "gloo"], "unknown value 'gloo'"),
     (["--timeout", "0"], "--timeout"),
     (["--timeout", "-3"], "--timeout"),
+    (["--timeout", "inf"], "--timeout"),
     (["--pairs", "star"], "--pairs"),
     (["--window", "0"], "--window"),
     (["--chunk", "0"], "--chunk"),

@@ -53,6 +53,8 @@ TEST(Options, BadValuesAreUsageErrors) {
       {"-d", "float8"},   {"-o", "xor"},            {"-c", "2"},
       {"--reference", "gloo"}, {"--timeout", "0"}, {"--pairs", "star"},
       {"--window", "0"},  {"--chunk", "0"},         {"-t", ""},
+      // found by tests/fuzz (fuzz_options): a deadline this far away overflowed
+      {"--timeout", "inf"}, {"--timeout", "1e300"}, {"--timeout", "nan"},
   };
   for (auto& argv : bad) EXPECT_THROW(parse(argv), UsageError) << argv[0] << " " << argv.back();
 }

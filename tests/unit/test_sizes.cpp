@@ -40,6 +40,18 @@ TEST(SizeSweep, StopsBeforeExceedingMax) {
   EXPECT_EQ(size_sweep(5, 5, 2), (std::vector<std::size_t>{5}));
 }
 
+// Found by tests/fuzz (fuzz_sizes, UBSan float-cast-overflow): near 2^64,
+// (double)max rounds up to 2^64, which did not convert back to size_t.
+TEST(SizeSweep, LargestSizesStayInRange) {
+  constexpr std::size_t top = std::numeric_limits<std::size_t>::max();
+  EXPECT_EQ(size_sweep(top, top, 2), (std::vector<std::size_t>{top}));
+  // 2^64 is past max even though (double)max == 2^64 (fuzz_sizes: 65 sizes).
+  auto s = size_sweep(std::size_t{1} << 62, top, 2);
+  EXPECT_EQ(s, (std::vector<std::size_t>{std::size_t{1} << 62, std::size_t{1} << 63}));
+  EXPECT_EQ(size_sweep(1, top, 2).size(), 64u);
+  EXPECT_EQ(size_sweep(top - 1, top, 2), (std::vector<std::size_t>{top - 1}));
+}
+
 TEST(SizeSweep, RejectsBadRanges) {
   EXPECT_THROW(size_sweep(64, 8, 2), UsageError);
   EXPECT_THROW(size_sweep(8, 64, 1.5), UsageError);
