@@ -132,9 +132,9 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
     else if (throw_if_interrupted(); deadline.expired())
       throw TimeoutError(fmt::format(
           "{}: timed out after {:g} s in {} waiting for {} (from left) / {} (to right); {} of {} "
-          "ring operations done",
+          "ring operations done; roll call: {}",
           env.boot.me(), env.boot.timeout(), activity(), env.boot.who(left), env.boot.who(right),
-          finished, 2 * total));
+          finished, 2 * total, env.boot.roll_call()));
   }
 }
 

@@ -1,5 +1,7 @@
 #include "bootstrap.h"
 
+#include "roll_call.h"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -16,7 +18,7 @@ namespace gdr {
 namespace {
 
 std::string g_activity = "start-up";
-Bootstrap* g_root = nullptr;  // rank 0's bootstrap, for the failure poll
+Bootstrap* g_self = nullptr;  // this process's bootstrap, for the wait loops' poll
 
 std::string local_hostname() {
   char buf[256] = {};
@@ -62,12 +64,12 @@ Bootstrap::Bootstrap(int* argc, char*** argv, double timeout_s) : timeout_s_(tim
   for (int r = 0; r < size_; ++r)
     hosts_[r].assign(reinterpret_cast<const char*>(blobs[r].data()), blobs[r].size());
   check_mpi(MPI_Comm_dup(comm_, &failure_comm_), "MPI_Comm_dup");
-  if (rank_ == 0) {
+  if (rank_ == 0)
     MPI_Irecv(failure_buf_, sizeof failure_buf_ - 1, MPI_CHAR, MPI_ANY_SOURCE, 0, failure_comm_,
               &failure_req_);
-    g_root = this;
-    set_failure_poll([] { if (g_root) g_root->check_peer_failure(); });
-  }
+  roll_ = std::make_unique<RollCall>(comm_, rank_, size_);
+  g_self = this;
+  set_failure_poll([] { if (g_self) g_self->poll(); });
   int lr = local_rank_;
   auto lrs = allgather(std::as_bytes(std::span(&lr, 1)));
   local_ranks_.resize(size_);
@@ -78,10 +80,11 @@ Bootstrap::~Bootstrap() {
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (finalized) return;
-  if (g_root == this) {
+  if (g_self == this) {
     set_failure_poll(nullptr);
-    g_root = nullptr;
+    g_self = nullptr;
   }
+  roll_.reset();
   if (failure_req_ != MPI_REQUEST_NULL) {
     MPI_Cancel(&failure_req_);
     MPI_Wait(&failure_req_, MPI_STATUS_IGNORE);
@@ -100,20 +103,58 @@ std::string Bootstrap::who(int r) const {
 void Bootstrap::wait(MPI_Request& req, const char* what) {
   Deadline deadline(timeout_s_);
   int done = 0;
+  waiting_in_ = what;
   for (unsigned spins = 0;; ++spins) {
     int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) check_mpi(rc, what);
-    if (done) return;
+    if (rc != MPI_SUCCESS) {
+      waiting_in_ = nullptr;
+      check_mpi(rc, what);
+    }
+    if (done) break;
     if ((spins & 1023u) == 1023u || interrupted()) {
-      throw_if_interrupted();
+      try {
+        throw_if_interrupted();
+      } catch (...) {
+        waiting_in_ = nullptr;
+        throw;
+      }
       if (deadline.expired())
-        throw TimeoutError(fmt::format(
-            "{}: timed out after {:g} s in {} during {}: {} did not arrive (dead, hung or "
-            "still in an earlier step)",
-            me(), timeout_s_, what, activity(), size_ == 2 ? who(1 - rank_) : "some rank"));
+        throw TimeoutError(fmt::format("{}: timed out after {:g} s in {} during {}: {}", me(), timeout_s_,
+                                       what, activity(), who_is_missing()));
       std::this_thread::yield();
     }
   }
+  waiting_in_ = nullptr;
+}
+
+std::string Bootstrap::where() const {
+  return waiting_in_ ? fmt::format("in {} during {}", waiting_in_, activity())
+                     : fmt::format("busy during {}", activity());
+}
+
+std::string Bootstrap::who_is_missing() {
+  if (!roll_)  // still starting up: no roll call yet
+    return fmt::format("{} did not arrive (dead, hung or still in an earlier step)",
+                       size_ == 2 ? who(1 - rank_) : "some rank");
+  std::string text = roll_call();
+  waiting_in_ = nullptr;
+  return text;
+}
+
+std::string Bootstrap::roll_call() const {
+  if (!roll_ || size_ < 2) return {};
+  auto answers = roll_->ask(std::min(timeout_s_, 2.0), where());
+  return describe_roll_call(answers, rank_, [this](int r) { return who(r); });
+}
+
+void Bootstrap::poll() {
+  // Rate-limited: some wait loops poll on every spin, and a question can
+  // wait a millisecond for its answer.
+  if (auto now = std::chrono::steady_clock::now(); roll_ && now >= next_answer_) {
+    next_answer_ = now + std::chrono::milliseconds(1);
+    roll_->answer(where());
+  }
+  if (rank_ == 0) check_peer_failure();
 }
 
 std::vector<std::vector<std::byte>> Bootstrap::allgather(std::span<const std::byte> mine) {

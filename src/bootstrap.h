@@ -5,12 +5,17 @@
 
 #include <mpi.h>
 
+#include <chrono>
+#include <memory>
+
 #include <cstddef>
 #include <span>
 #include <string>
 #include <vector>
 
 namespace gdr {
+
+class RollCall;
 
 class Bootstrap {
  public:
@@ -52,6 +57,12 @@ class Bootstrap {
   void notify_failure(const std::string& message);
   // Rank 0: throws RunError("rank R (host) failed: ...") once one arrived.
   void check_peer_failure();
+  // After a wait timed out: asks every rank where it is (a moment at most)
+  // and says who did not answer and where the others were.
+  std::string roll_call() const;
+  // Every wait loop's poll (through throw_if_interrupted): answers a roll
+  // call from a rank whose collective timed out; rank 0 also checks failures.
+  void poll();
 
   // Ends the whole job: prints `message` (prefixed by this rank) and aborts.
   [[noreturn]] void abort(const std::string& message, int code);
@@ -61,7 +72,14 @@ class Bootstrap {
  private:
   // Waits on a non-blocking collective with the deadline; names `what`.
   void wait(MPI_Request& req, const char* what);
+  // What the message says after a collective timed out: who is missing.
+  std::string who_is_missing();
+  // What this rank answers a roll call with.
+  std::string where() const;
 
+  std::unique_ptr<RollCall> roll_;
+  const char* waiting_in_ = nullptr;  // the collective wait in progress, if any
+  std::chrono::steady_clock::time_point next_answer_{};  // answer() at most every millisecond
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm failure_comm_ = MPI_COMM_NULL;  // its own communicator: no tag can collide
   MPI_Request failure_req_ = MPI_REQUEST_NULL;

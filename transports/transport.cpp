@@ -50,10 +50,10 @@ void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot
       if (!done[i])
         throw TimeoutError(fmt::format(
             "{}: timed out after {:g} s waiting for {} of {} B {} {} over {} during {} ({} of {} "
-            "operations still pending)",
+            "operations still pending); roll call: {}",
             boot.me(), boot.timeout(), reqs[i].is_send ? "a send" : "a receive", reqs[i].bytes,
             reqs[i].is_send ? "to" : "from", boot.who(reqs[i].peer), t.name(), activity(), left,
-            reqs.size()));
+            reqs.size(), boot.roll_call()));
   }
 }
 

@@ -138,12 +138,11 @@ def attempt(a, scale):
         elif a.kill_rank is not None and a.recovery:
             # gdrbench's own timeout found it: the file is failed and names the lost rank.
             check(status == "failed", f"status {status!r}")
-            # A transport wait names its peer; a collective one (a barrier) cannot know
-            # which rank is missing, except at 2 ranks.
+            # A transport wait names its peer; a collective one (a barrier) names the
+            # ranks that did not answer its roll call.
             named = f"waiting for {lost} " in error or f"{lost} (" in error
-            check(named or (a.np > 2 and "some rank did not arrive" in error),
-                  f"error does not name {lost}: {error!r}")
-            check(named <= (lost in stderr), f"stderr does not name {lost}")
+            check(named, f"error does not name {lost}: {error!r}")
+            check(lost in stderr, f"stderr does not name {lost}")
         elif a.kill_rank is not None:
             check(status == "interrupted" and "from the launcher" in error, f"status {status!r}, {error!r}")
             check(f"process {lost} " in stderr and "signal 9" in stderr, f"stderr does not name {lost}")

@@ -36,11 +36,12 @@ def wrong_results_exit_1():
 
 
 def stalled_rank_times_out():
-    """SIGSTOP one rank mid-sweep: the others must give up after --timeout,
-    name who they waited for, and the file keeps the finished cases."""
+    """SIGSTOP one of 3 ranks mid-sweep: the others must give up after
+    --timeout and name the stopped rank (the barrier's roll call: it alone
+    does not answer)."""
     d = tmpdir()
     h5 = os.path.join(d, "t.h5")
-    cmd = ["mpirun", "-q", "--oversubscribe", "-np", "2", GDRBENCH, "run", "-t", "allreduce",
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", "3", GDRBENCH, "run", "-t", "allreduce",
            "-b", "8", "-e", "8", "-n", "1000000", "-w", "0", "--timeout", "3", "--output", h5]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env())
     # Stop a rank once both are running (the sweep then lasts tens of seconds).
@@ -49,11 +50,13 @@ def stalled_rank_times_out():
         time.sleep(0.1)
         pids = subprocess.run(["pgrep", "-f", f"gdrbench run .*{h5}"], capture_output=True,
                               text=True).stdout.split()
-        if len(pids) >= 2:
+        pids = [x for x in pids if rank_of(int(x)) is not None]
+        if len(pids) >= 3:
             break
-    check(len(pids) >= 2, f"ranks not found: {pids}")
+    check(len(pids) >= 3, f"ranks not found: {pids}")
     time.sleep(1.0)  # inside the timed loop, past start-up
     victim = sorted(int(x) for x in pids)[-1]
+    victim_rank = rank_of(victim)
     os.kill(victim, signal.SIGSTOP)
     t0 = time.time()
     try:
@@ -66,7 +69,21 @@ def stalled_rank_times_out():
     took = time.time() - t0
     check(p.returncode != 0, "a stalled rank went unnoticed")
     check(took < 3 + 10, f"took {took:.1f} s to give up")
-    check("timed out after 3 s" in err and "rank" in err, f"message does not say who: {err}")
+    check("timed out after 3 s" in err, f"no timeout message: {err}")
+    check(f"rank {victim_rank} (" in err and "did not answer" in err,
+          f"message does not name the stopped rank {victim_rank}: {err}")
+
+
+def rank_of(pid):
+    """The MPI rank of a process from its environment (Open MPI sets it)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for kv in f.read().split(b"\0"):
+                if kv.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(kv.split(b"=", 1)[1])
+    except OSError:
+        pass
+    return None
 
 
 def failing_rank_tells_rank_0():
