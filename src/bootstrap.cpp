@@ -101,30 +101,26 @@ std::string Bootstrap::who(int r) const {
 }
 
 void Bootstrap::wait(MPI_Request& req, const char* what) {
+  // Where a roll call finds this rank, for as long as it waits here.
+  struct Waiting {
+    const char*& slot;
+    Waiting(const char*& s, const char* w) : slot(s) { slot = w; }
+    ~Waiting() { slot = nullptr; }
+  } waiting{waiting_in_, what};
   Deadline deadline(timeout_s_);
   int done = 0;
-  waiting_in_ = what;
   for (unsigned spins = 0;; ++spins) {
     int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) {
-      waiting_in_ = nullptr;
-      check_mpi(rc, what);
-    }
-    if (done) break;
+    if (rc != MPI_SUCCESS) check_mpi(rc, what);
+    if (done) return;
     if ((spins & 1023u) == 1023u || interrupted()) {
-      try {
-        throw_if_interrupted();
-      } catch (...) {
-        waiting_in_ = nullptr;
-        throw;
-      }
+      throw_if_interrupted();
       if (deadline.expired())
         throw TimeoutError(fmt::format("{}: timed out after {:g} s in {} during {}: {}", me(), timeout_s_,
                                        what, activity(), who_is_missing()));
       std::this_thread::yield();
     }
   }
-  waiting_in_ = nullptr;
 }
 
 std::string Bootstrap::where() const {
@@ -136,9 +132,7 @@ std::string Bootstrap::who_is_missing() {
   if (!roll_)  // still starting up: no roll call yet
     return fmt::format("{} did not arrive (dead, hung or still in an earlier step)",
                        size_ == 2 ? who(1 - rank_) : "some rank");
-  std::string text = roll_call();
-  waiting_in_ = nullptr;
-  return text;
+  return roll_call();
 }
 
 std::string Bootstrap::roll_call() const {
