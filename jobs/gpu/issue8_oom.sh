@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# One call on the GPU machine for issue 8: the out-of-memory check of -m cuda
+# (cudaMemGetInfo per device), before any timing. Cases:
+#   np1_200G      one rank, -e 200G on a ~140 GiB device       -> exit 2, one line
+#   np2_100G_ucx  two ranks sharing the one device, -e 100G    -> exit 2, "shared by 2 ranks"
+#   held_40G      a second process holds 110 GiB of the device, -e 40G
+#                 (fits the empty device, not what is free)     -> exit 2, names the free memory
+#   fits_8G       two ranks, ucx direct, allreduce at 8 GiB     -> exit 0, #wrong 0 (not refused)
+# Each refused case must print one line naming the size and "cuda memory" and
+# no table row (nothing timed). Details under $OUT, a table last.
+#
+# usage: jobs/gpu/issue8_oom.sh
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/gdr-out}
+mkdir -p "$out"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+"$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
+export LD_LIBRARY_PATH=/tmp/ucx/lib:$root/.device/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=$root/build-device/gdrbench
+nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader | tee "$out/gpu.txt"
+
+results=()
+case_run() {  # name, expected rc, np, gdrbench run args...
+  local name=$1 want=$2 np=$3; shift 3
+  local t0=$SECONDS
+  timeout 300 mpirun -q --bind-to none -np "$np" "$bin" run "$@" --output "$out/$name.h5" \
+    --json "$out/$name.jsonl" >"$out/$name.out" 2>"$out/$name.err"
+  local rc=$? secs=$((SECONDS - t0))
+  local lines rows verdict=ok
+  lines=$(grep -c . "$out/$name.err"); rows=$(grep -c . "$out/$name.jsonl" 2>/dev/null || echo 0)
+  [ "$rc" = "$want" ] || verdict="FAIL (rc $rc, wanted $want)"
+  if [ "$want" = 2 ]; then
+    grep -q "cuda memory" "$out/$name.err" || verdict="FAIL (no 'cuda memory' in the message)"
+    [ "$lines" = 1 ] || verdict="FAIL ($lines lines on stderr)"
+    [ "$rows" = 0 ] || verdict="FAIL ($rows rows timed before the refusal)"
+  fi
+  results+=("$(printf '%-13s rc %-3s %3ss rows %-3s %s' "$name" "$rc" "$secs" "$rows" "$verdict")")
+  echo "== $name: rc $rc in ${secs}s"; cat "$out/$name.err"
+}
+
+case_run np1_200G 2 1 -m cuda -T ucx -t allreduce,latency,bw -b 8 -e 200G --reference none
+case_run np2_100G_ucx 2 2 -m cuda -T ucx --path direct -t allreduce,latency,bw -b 8 -e 100G --reference none
+
+# A second process holds 110 GiB: 40G fits the empty device (about 3x40G for
+# the allreduce's buffers and more) but not what is left.
+/usr/bin/python3 - <<'EOF' &
+import ctypes, glob, time
+lib = ctypes.CDLL(sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so*"))[0])
+p = ctypes.c_void_p()
+rc = lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(110 << 30))
+print(f"holder: cudaMalloc(110 GiB) -> {rc}", flush=True)
+time.sleep(60)
+EOF
+holder=$!
+sleep 8
+nvidia-smi --query-gpu=memory.used --format=csv,noheader | sed 's/^/used while held: /'
+case_run held_40G 2 1 -m cuda -T ucx -t allreduce -b 40G -e 40G --reference none
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
+
+case_run fits_8G 0 2 -m cuda -T ucx --path direct -t allreduce -b 8G -e 8G -n 3 -w 1 --reference none
+grep -q '"wrong": *0' "$out/fits_8G.jsonl" 2>/dev/null || results+=("fits_8G: no row with wrong 0")
+cat "$out/fits_8G.out" | tail -5
+
+echo; echo "issue 8, -m cuda out-of-memory check:"
+printf '%s\n' "${results[@]}" | tee "$out/summary.txt"
