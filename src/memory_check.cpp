@@ -15,12 +15,16 @@ std::string memory_shortfall(const RunOptions& opt, const MemoryNeed& need, int 
     if (bytes == 0 || !ops) continue;
     MemoryOps::Capacity cap = kind == MemKind::host ? host_capacity(local_ranks) : ops->capacity(local_ranks);
     if (bytes <= cap.bytes) continue;
+    // The sweep may stop below --maxbytes (-e 100G with -f 2 ends at 64 GiB): name both.
     std::size_t max = opt.sizes.back();
+    std::string largest = fmt::format("the largest message, {} B ({})", max, approx_bytes(max));
+    if (!opt.maxbytes_text.empty() && parse_size(opt.maxbytes_text, "--maxbytes") != max)
+    largest += fmt::format(" under --maxbytes {}", opt.maxbytes_text);
     return fmt::format(
-        "--maxbytes {} B ({}) needs {} of {} memory per rank (the buffers of every test, transport "
-        "and reference of the run, kept to its end), more than it can have: {}; lower --maxbytes "
-        "or run fewer tests, transports or ranks per node",
-        max, approx_bytes(max), approx_bytes(bytes), mem_name(kind), cap.source);
+        "{} needs {} of {} memory per rank (the buffers of every test, transport and reference of "
+        "the run, kept to its end), more than it can have: {}; lower --maxbytes or run fewer "
+        "tests, transports, paths or ranks per node",
+        largest, approx_bytes(bytes), mem_name(kind), cap.source);
   }
   return {};
 }

@@ -128,6 +128,7 @@ RunOptions validate(const RunArgs& a) {
   std::size_t lo = parse_size(a.minbytes, "--minbytes");
   std::size_t hi = parse_size(a.maxbytes, "--maxbytes");
   o.sizes = size_sweep(lo, hi, a.stepfactor);
+  o.maxbytes_text = a.maxbytes;
   if (a.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", a.iters));
   if (a.warmup < 0) throw UsageError(fmt::format("--warmup {} must be 0 or more", a.warmup));
   o.iters = a.iters;

@@ -46,6 +46,7 @@ struct RunOptions {
   std::vector<MemKind> mems;
   std::vector<Path> paths;
   std::vector<std::size_t> sizes;
+  std::string maxbytes_text;  // as typed: the sweep may stop below it
   std::vector<DType> dtypes;
   std::vector<Op> ops;
   int iters = 20, warmup = 5;

@@ -6,6 +6,8 @@
 #   held_40G      a second process holds 110 GiB of the device, -e 40G
 #                 (fits the empty device, not what is free)     -> exit 2, names the free memory
 #   fits_8G       two ranks, ucx direct, allreduce at 8 GiB     -> exit 0, #wrong 0 (not refused)
+#   late_oom      past the check, another process takes the device before the
+#                 staged lane allocates                          -> exit 2, direct rows kept
 # Each refused case must print one line naming the size and "cuda memory" and
 # no table row (nothing timed). Details under $OUT, a table last.
 #
@@ -39,7 +41,7 @@ case_run() {  # name, expected rc, np, gdrbench run args...
   echo "== $name: rc $rc in ${secs}s"; cat "$out/$name.err"
 }
 
-case_run np1_200G 2 1 -m cuda -T ucx -t allreduce,latency,bw -b 8 -e 200G --reference none
+case_run np1_200G 2 1 -m cuda -T ucx -t allreduce -b 8 -e 200G --reference none
 case_run np2_100G_ucx 2 2 -m cuda -T ucx --path direct -t allreduce,latency,bw -b 8 -e 100G --reference none
 
 # A second process holds 110 GiB: 40G fits the empty device (about 3x40G for
@@ -62,5 +64,36 @@ case_run fits_8G 0 2 -m cuda -T ucx --path direct -t allreduce -b 8G -e 8G -n 3 
 grep -q '"wrong": *0' "$out/fits_8G.jsonl" 2>/dev/null || results+=("fits_8G: no row with wrong 0")
 cat "$out/fits_8G.out" | tail -5
 
+# Past the check: the direct lane (2 x 8 GiB per rank) runs first; once its
+# first row is out, a second process takes 100 GiB, so the staged lane's
+# cudaMalloc fails. Expected: exit 2, a line naming the size and "cuda memory",
+# the direct rows kept in the file, status failed.
+/usr/bin/python3 - "$out/late_oom.jsonl" <<'EOF2' &
+import ctypes, glob, os, sys, time
+lib = ctypes.CDLL(sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so*"))[0])
+lib.cudaFree(None)  # the context first, so the grab follows the first row closely
+t = time.time() + 60
+while time.time() < t and not (os.path.exists(sys.argv[1]) and os.path.getsize(sys.argv[1]) > 0):
+    time.sleep(0.005)
+p = ctypes.c_void_p()
+print(f"holder: cudaMalloc(100 GiB) -> {lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(100 << 30))}", flush=True)
+time.sleep(30)
+EOF2
+holder=$!
+t0=$SECONDS
+timeout 300 mpirun -q --bind-to none -np 2 "$bin" run -m cuda -T ucx -t allreduce -b 8 -e 8G -n 100 \
+  --reference none --output "$out/late_oom.h5" --json "$out/late_oom.jsonl" >"$out/late_oom.out" 2>"$out/late_oom.err"
+rc=$?
+kill $holder 2>/dev/null; wait $holder 2>/dev/null
+echo "== late_oom: rc $rc in $((SECONDS - t0))s"; cat "$out/late_oom.err"
+rows=$(grep -c . "$out/late_oom.jsonl" 2>/dev/null || echo 0)
+verdict=ok
+[ "$rc" = 2 ] || verdict="FAIL (rc $rc, wanted 2)"
+grep -q "cuda memory" "$out/late_oom.err" || verdict="FAIL (no 'cuda memory' in the message)"
+[ "$rows" -gt 0 ] || verdict="FAIL (no direct rows kept)"
+results+=("$(printf '%-13s rc %-3s %3ss rows %-3s %s' late_oom "$rc" "$((SECONDS - t0))" "$rows" "$verdict")")
+
 echo; echo "issue 8, -m cuda out-of-memory check:"
 printf '%s\n' "${results[@]}" | tee "$out/summary.txt"
+# Few files come back from the device call: the logs go into one tarball.
+(cd "$out" && tar czf logs.tgz --remove-files ./*.err ./*.out ./*.jsonl gpu.txt build.log fits_8G.h5)

@@ -46,6 +46,8 @@ CASES = [
     (["-e", "1T"], "(1.0 TiB) needs"),
     (["-e", "1T"], "of host memory per rank"),
     (["-e", "64G", "-f", "1024"], "MemAvailable"),
+    # The sweep stops below --maxbytes (512 GiB with -f 2): both are named.
+    (["-e", "1000G"], "(512.0 GiB) under --maxbytes 1000G needs"),
 ]
 
 # Every other subcommand, without a launcher: (argv, text the one line must contain).
