@@ -38,6 +38,13 @@ struct Planned {
   CaseParams params;
 };
 
+// The index of each lane's last case in the plan.
+std::map<LaneKey, std::size_t> last_case(const std::vector<Planned>& cases) {
+  std::map<LaneKey, std::size_t> last;
+  for (std::size_t i = 0; i < cases.size(); ++i) last[cases[i].key] = i;
+  return last;
+}
+
 std::vector<std::pair<int, int>> pairs_for(Pairs p, int n) {
   std::vector<std::pair<int, int>> out;
   if (p == Pairs::fixed) return {{0, n / 2}};
@@ -161,18 +168,25 @@ class Sweep {
     // GDR_SELFTEST_FAIL_RANK=R: rank R fails as the second case starts, to
     // prove that the others stop at once and the file keeps the first case.
     const char* fail_rank = std::getenv("GDR_SELFTEST_FAIL_RANK");
+    const std::map<LaneKey, std::size_t> last = last_case(cases);
     for (std::size_t i = 0; i < cases.size(); ++i) {
       throw_if_interrupted();
       if (fail_rank && std::atoi(fail_rank) == boot_.rank() && i == 1)
         throw RunError(fmt::format("{}: self-test failure (GDR_SELFTEST_FAIL_RANK)", boot_.me()));
-      Lane& lane = lane_for(cases[i].key);
-      if (!lane.dead.empty()) continue;
-      CaseRecord rec = run_case(lane, cases[i].params);
-      totals.cases++;
-      totals.wrong += rec.wrong;
-      progress.clear();
-      for (auto& s : sinks_) s->add(rec);
-      progress.step(i + 1);
+      const LaneKey& key = cases[i].key;
+      Lane& lane = lane_for(key);
+      if (lane.dead.empty()) {
+        CaseRecord rec = run_case(lane, cases[i].params);
+        totals.cases++;
+        totals.wrong += rec.wrong;
+        progress.clear();
+        for (auto& s : sinks_) s->add(rec);
+        progress.step(i + 1);
+      }
+      // A lane's last case: its buffers go back now, so the next lanes (the
+      // other path, the next test) can use the memory (see memory_need).
+      // Every rank follows the same plan, so all free at the same case.
+      if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
     return totals;
@@ -261,17 +275,34 @@ class Sweep {
 
 MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   std::vector<std::string> notes;
-  std::set<LaneKey> lanes;
-  for (const Planned& p : plan(opt, ranks, notes)) lanes.insert(p.key);
+  const std::vector<Planned> cases = plan(opt, ranks, notes);
+  const std::map<LaneKey, std::size_t> last = last_case(cases);
   const std::size_t max = opt.sizes.back();
-  MemoryNeed need;
+  // A lane lives from its first case to its last (Sweep::run): the need is
+  // the most that lanes alive at the same case hold, checked where each starts.
+  std::map<LaneKey, std::pair<std::size_t, MemoryNeed>> live;  // key -> (first case, bytes)
   std::set<std::tuple<std::string, MemKind, Path>> staged;
-  for (const LaneKey& k : lanes) {
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const LaneKey& k = cases[i].key;
+    if (live.count(k)) continue;
     const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
     Footprint f = hook ? hook(max, ranks) : Footprint{2 * max, 0};
-    (k.mem == MemKind::host ? need.host : need.cuda) += f.mem;
-    need.host += f.host;
+    MemoryNeed lane;
+    (k.mem == MemKind::host ? lane.host : lane.cuda) += f.mem;
+    lane.host += f.host;
+    live[k] = {i, lane};
     if (!k.reference && k.path == Path::staged) staged.emplace(k.name, k.mem, k.path);
+  }
+  MemoryNeed need;
+  for (const auto& [k, start] : live) {
+    MemoryNeed at;  // what the lanes alive at k's first case hold together
+    for (const auto& [other, o] : live)
+      if (o.first <= start.first && last.at(other) >= start.first) {
+        at.host += o.second.host;
+        at.cuda += o.second.cuda;
+      }
+    need.host = std::max(need.host, at.host);
+    need.cuda = std::max(need.cuda, at.cuda);
   }
   // One pinned pool per staged transport: 2 directions x slots x chunk per peer.
   std::size_t pool = 2 * static_cast<std::size_t>(std::max(staging_config().slots, 2)) *

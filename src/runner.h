@@ -22,9 +22,11 @@ struct SweepTotals {
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta);
 
-// Bytes of each memory kind one rank's buffers take at once: every lane of
-// the sweep keeps its buffers (sized for the largest message) to the end,
-// plus the staged path's pinned pools. Pinned host memory counts as host.
+// Bytes of each memory kind one rank's buffers take at once: a lane (one
+// test or reference over one transport, memory kind and path) holds buffers
+// sized for the largest message from its first case to its last; the lanes
+// of one (test, memory, path) block run side by side. Plus the staged path's
+// pinned pools, kept to the end. Pinned host memory counts as host.
 struct MemoryNeed {
   std::size_t host = 0, cuda = 0;
 };
