@@ -6,8 +6,10 @@
 #   held_40G      a second process holds 110 GiB of the device, -e 40G
 #                 (fits the empty device, not what is free)     -> exit 2, names the free memory
 #   fits_8G       two ranks, ucx direct, allreduce at 8 GiB     -> exit 0, #wrong 0 (not refused)
+#   fits_40G_np1  one rank, allreduce at 40 GiB over direct then staged
+#                 (each lane frees its buffers after its last case) -> exit 0
 #   late_oom      past the check, another process takes the device before the
-#                 staged lane allocates                          -> exit 2, direct rows kept
+#                 bw lanes allocate                              -> exit 2, latency rows kept
 # Each refused case must print one line naming the size and "cuda memory" and
 # no table row (nothing timed). Details under $OUT, a table last.
 #
@@ -61,13 +63,17 @@ case_run held_40G 2 1 -m cuda -T ucx -t allreduce -b 40G -e 40G --reference none
 kill $holder 2>/dev/null; wait $holder 2>/dev/null
 
 case_run fits_8G 0 2 -m cuda -T ucx --path direct -t allreduce -b 8G -e 8G -n 3 -w 1 --reference none
-grep -q '"wrong": *0' "$out/fits_8G.jsonl" 2>/dev/null || results+=("fits_8G: no row with wrong 0")
+grep -q '"wrong":0' "$out/fits_8G.jsonl" 2>/dev/null || results+=("fits_8G: no row with wrong 0")
+# Direct and staged lanes one after the other (3 x 40 GiB each, not 240 GiB at once).
+case_run fits_40G_np1 0 1 -m cuda -T ucx -t allreduce -b 40G -e 40G -n 2 -w 0 --reference none
+[ "$(grep -c '"wrong":0' "$out/fits_40G_np1.jsonl" 2>/dev/null)" = 2 ] || results+=("fits_40G_np1: not 2 rows with wrong 0")
 cat "$out/fits_8G.out" | tail -5
 
-# Past the check: the direct lane (2 x 8 GiB per rank) runs first; once its
-# first row is out, a second process takes 100 GiB, so the staged lane's
-# cudaMalloc fails. Expected: exit 2, a line naming the size and "cuda memory",
-# the direct rows kept in the file, status failed.
+# Past the check: latency (2 x 8 GiB per rank) runs first; once its first row
+# is out, a second process takes all but 4 GiB of what is free. Latency's
+# buffers go back after its last case, but bw with the copy references needs
+# 4 x 16 GiB per rank, so a cudaMalloc fails. Expected: exit 2, a line naming
+# the size and "cuda memory", the latency rows kept, status failed.
 /usr/bin/python3 - "$out/late_oom.jsonl" <<'EOF2' &
 import ctypes, glob, os, sys, time
 lib = ctypes.CDLL(sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so*"))[0])
@@ -75,14 +81,18 @@ lib.cudaFree(None)  # the context first, so the grab follows the first row close
 t = time.time() + 60
 while time.time() < t and not (os.path.exists(sys.argv[1]) and os.path.getsize(sys.argv[1]) > 0):
     time.sleep(0.005)
+free, total = ctypes.c_size_t(), ctypes.c_size_t()
+lib.cudaMemGetInfo(ctypes.byref(free), ctypes.byref(total))
+take = free.value - (4 << 30)
 p = ctypes.c_void_p()
-print(f"holder: cudaMalloc(100 GiB) -> {lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(100 << 30))}", flush=True)
+rc = lib.cudaMalloc(ctypes.byref(p), ctypes.c_size_t(take))
+print(f"holder: cudaMalloc({take / 2**30:.1f} GiB of {free.value / 2**30:.1f} free) -> {rc}", flush=True)
 time.sleep(30)
 EOF2
 holder=$!
 t0=$SECONDS
-timeout 300 mpirun -q --bind-to none -np 2 "$bin" run -m cuda -T ucx -t allreduce -b 8 -e 8G -n 100 \
-  --reference none --output "$out/late_oom.h5" --json "$out/late_oom.jsonl" >"$out/late_oom.out" 2>"$out/late_oom.err"
+timeout 300 mpirun -q --bind-to none -np 2 "$bin" run -m cuda -T ucx --path direct -t latency,bw -b 8 -e 8G \
+  -n 100 --reference copy --output "$out/late_oom.h5" --json "$out/late_oom.jsonl" >"$out/late_oom.out" 2>"$out/late_oom.err"
 rc=$?
 kill $holder 2>/dev/null; wait $holder 2>/dev/null
 echo "== late_oom: rc $rc in $((SECONDS - t0))s"; cat "$out/late_oom.err"
@@ -90,7 +100,8 @@ rows=$(grep -c . "$out/late_oom.jsonl" 2>/dev/null || echo 0)
 verdict=ok
 [ "$rc" = 2 ] || verdict="FAIL (rc $rc, wanted 2)"
 grep -q "cuda memory" "$out/late_oom.err" || verdict="FAIL (no 'cuda memory' in the message)"
-[ "$rows" -gt 0 ] || verdict="FAIL (no direct rows kept)"
+[ "$rows" -gt 0 ] || verdict="FAIL (no latency rows kept)"
+grep -q '"test":"bw"' "$out/late_oom.jsonl" && verdict="FAIL (bw rows: the holder came too late)"
 results+=("$(printf '%-13s rc %-3s %3ss rows %-3s %s' late_oom "$rc" "$((SECONDS - t0))" "$rows" "$verdict")")
 
 echo; echo "issue 8, -m cuda out-of-memory check:"
