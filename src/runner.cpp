@@ -10,6 +10,7 @@
 
 #include "collectives/ring_schedule.h"
 #include "errors.h"
+#include "memory_cache.h"
 #include "progress.h"
 #include "signals.h"
 #include "transports/staged/staged_transport.h"
@@ -183,9 +184,9 @@ class Sweep {
         for (auto& s : sinks_) s->add(rec);
         progress.step(i + 1);
       }
-      // A lane's last case: its buffers go back now, so the next lanes (the
-      // other path, the next test) can use the memory (see memory_need).
-      // Every rank follows the same plan, so all free at the same case.
+      // A lane's last case: its buffers go back to the cache, for the next
+      // lanes (the other path, the next test; see memory_need). Every rank
+      // follows the same plan, so all do it at the same case.
       if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
@@ -219,7 +220,7 @@ class Sweep {
       for (auto& s : sinks_) s->note(fmt::format("{}: skipped ({})", key.name, err));
       return lane;
     }
-    TestEnv env{boot_, lane.transport, *memory_ops(key.mem)};
+    TestEnv env{boot_, lane.transport, memory(key.mem)};
     lane.test->prepare(env, max_bytes());
     return lane;
   }
@@ -236,13 +237,21 @@ class Sweep {
 
   std::size_t max_bytes() const { return opt_.sizes.back(); }
 
+  // Lanes allocate through a cache, so the next lanes reuse what finished
+  // lanes gave back (src/memory_cache.h says why).
+  MemoryOps& memory(MemKind kind) {
+    auto& m = memory_[kind];
+    if (!m) m = std::make_unique<CachedMemory>(*memory_ops(kind));
+    return *m;
+  }
+
   CaseRecord run_case(Lane& lane, const CaseParams& c) {
     set_activity(fmt::format("{} over {} ({} {}, {} {}, {} B{})", c.test, c.transport,
                              mem_name(c.mem), path_name(c.path),
                              c.has_dtype ? dtype_name(c.dtype) : "byte",
                              c.has_dtype ? op_name(c.op) : "", c.bytes,
                              c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst) : ""));
-    TestEnv env{boot_, lane.transport, *memory_ops(c.mem)};
+    TestEnv env{boot_, lane.transport, memory(c.mem)};
     CaseOutcome out = lane.test->run(env, c);
     out.times.resize(c.iters, std::numeric_limits<double>::quiet_NaN());
     // One gather carries the times and, last, this rank's wrong count.
@@ -267,6 +276,7 @@ class Sweep {
   std::vector<std::unique_ptr<ResultSink>>& sinks_;
   RunMetadata& meta_;
   std::vector<int> peers_;
+  std::map<MemKind, std::unique_ptr<CachedMemory>> memory_;  // outlives the lanes
   std::map<LaneKey, Lane> lanes_;
   std::map<std::tuple<std::string, MemKind, Path>, std::unique_ptr<Transport>> transports_;
 };

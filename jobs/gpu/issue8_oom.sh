@@ -8,6 +8,7 @@
 #   fits_8G       two ranks, ucx direct, allreduce at 8 GiB     -> exit 0, #wrong 0 (not refused)
 #   fits_40G_np1  one rank, allreduce at 40 GiB over direct then staged
 #                 (each lane frees its buffers after its last case) -> exit 0
+#   reuse_24G     two ranks, latency, bw, bibw at 24 GiB (144 GiB in all, 96 per block) -> exit 0
 #   late_oom      past the check, another process takes the device before the
 #                 bw lanes allocate                              -> exit 2, latency rows kept
 # Each refused case must print one line naming the size and "cuda memory" and
@@ -68,6 +69,12 @@ grep -q '"wrong":0' "$out/fits_8G.jsonl" 2>/dev/null || results+=("fits_8G: no r
 case_run fits_40G_np1 0 1 -m cuda -T ucx -t allreduce -b 40G -e 40G -n 2 -w 0 --reference none
 [ "$(grep -c '"wrong":0' "$out/fits_40G_np1.jsonl" 2>/dev/null)" = 2 ] || results+=("fits_40G_np1: not 2 rows with wrong 0")
 cat "$out/fits_8G.out" | tail -5
+
+# Two ranks, latency then bw then bibw at 24 GiB: 48 GiB per rank per block, 144
+# GiB for the three together, more than the device. Runs only because the
+# next lanes reuse the finished lanes' buffers (freed ones stay held while
+# the peer's UCX keeps its cuda_ipc mapping of them).
+case_run reuse_24G 0 2 -m cuda -T ucx --path direct -t latency,bw,bibw -b 24G -e 24G -n 3 -w 1 --reference none
 
 # Past the check: latency (2 x 8 GiB per rank) runs first; once its first row
 # is out, a second process takes all but 4 GiB of what is free. Latency's
