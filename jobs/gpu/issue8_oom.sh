@@ -10,7 +10,7 @@
 #                 (each lane frees its buffers after its last case) -> exit 0
 #   reuse_24G     two ranks, latency, bw, bibw at 24 GiB (144 GiB in all, 96 per block) -> exit 0
 #   late_oom      past the check, another process takes the device before the
-#                 bw lanes allocate                              -> exit 2, latency rows kept
+#                 copy references allocate                       -> exit 2, earlier rows kept
 # Each refused case must print one line naming the size and "cuda memory" and
 # no table row (nothing timed). Details under $OUT, a table last.
 #
@@ -77,10 +77,10 @@ cat "$out/fits_8G.out" | tail -5
 case_run reuse_24G 0 2 -m cuda -T ucx --path direct -t latency,bw,bibw -b 24G -e 24G -n 3 -w 1 --reference none
 
 # Past the check: latency (2 x 8 GiB per rank) runs first; once its first row
-# is out, a second process takes all but 4 GiB of what is free. Latency's
-# buffers go back after its last case, but bw with the copy references needs
-# 4 x 16 GiB per rank, so a cudaMalloc fails. Expected: exit 2, a line naming
-# the size and "cuda memory", the latency rows kept, status failed.
+# is out, a second process takes all but 4 GiB of what is free. bw over ucx
+# reuses latency's buffers, but its copy references need 3 x 16 GiB more per
+# rank, so a cudaMalloc fails. Expected: exit 2, a line naming the size and
+# "cuda memory", the rows before kept, status failed.
 /usr/bin/python3 - "$out/late_oom.jsonl" <<'EOF2' &
 import ctypes, glob, os, sys, time
 lib = ctypes.CDLL(sorted(glob.glob("/usr/local/cuda/lib64/libcudart.so*"))[0])
@@ -108,7 +108,7 @@ verdict=ok
 [ "$rc" = 2 ] || verdict="FAIL (rc $rc, wanted 2)"
 grep -q "cuda memory" "$out/late_oom.err" || verdict="FAIL (no 'cuda memory' in the message)"
 [ "$rows" -gt 0 ] || verdict="FAIL (no latency rows kept)"
-grep -q '"test":"bw"' "$out/late_oom.jsonl" && verdict="FAIL (bw rows: the holder came too late)"
+grep -q 'copy-d2d' "$out/late_oom.jsonl" && verdict="FAIL (copy rows: the holder came too late)"
 results+=("$(printf '%-13s rc %-3s %3ss rows %-3s %s' late_oom "$rc" "$((SECONDS - t0))" "$rows" "$verdict")")
 
 echo; echo "issue 8, -m cuda out-of-memory check:"
