@@ -26,7 +26,9 @@ stamp() { echo "[$(( $(date +%s) - t_start )) s] $*"; }
 } >"$out/probe.txt" 2>&1
 stamp "probe: $(tr "\n" ";" <"$out/probe.txt")"
 
-"$root/jobs/gpu/device_build.sh" "$build" || exit 1
+# The GPU tests run these two; the rest of the test binaries run in CI.
+GDR_DEVICE_TARGETS=${GDR_DEVICE_TARGETS:-"gdrbench gdr_dmabuf_probe"} \
+  "$root/jobs/gpu/device_build.sh" "$build" || exit 1
 stamp "built"
 bin=$build/gdrbench
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
