@@ -70,7 +70,7 @@ std::string cannot_run(const CaseParams& c) {
 
 GDR_REGISTER_REFERENCE(reg_mpi_ref, "mpi", "allreduce", cannot_run,
                        [] { return std::make_unique<MpiAllreduce>(); },
-                       [](std::size_t max, int) { return Footprint{max, 0}; });
+                       [](std::size_t max, int) { return Footprint{{max}, 0}; });
 
 }  // namespace
 }  // namespace gdr

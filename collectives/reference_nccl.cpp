@@ -35,7 +35,7 @@ std::string cannot_run(const CaseParams& c) { return nccl::cannot_run(c.mem, c.p
 
 GDR_REGISTER_REFERENCE(reg_nccl_ref, "nccl", "allreduce", cannot_run,
                        [] { return std::make_unique<NcclAllreduce>(); },
-                       [](std::size_t max, int) { return Footprint{max, 0}; });
+                       [](std::size_t max, int) { return Footprint{{max}, 0}; });
 
 }  // namespace
 }  // namespace gdr

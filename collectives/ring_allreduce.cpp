@@ -143,7 +143,7 @@ GDR_REGISTER_TEST(reg_allreduce, "allreduce", false,
                   [](int n) { return n > 1 ? 2.0 * (n - 1) / n : 1.0; },
                   [] { return std::make_unique<RingAllreduce>(); },
                   [](std::size_t max, int n) {  // work + two segments of scratch (prepare)
-                    return Footprint{max + 2 * ((max / std::max(n, 1) + 127) / 64 * 64), 0};
+                    return Footprint{{max, 2 * ((max / std::max(n, 1) + 127) / 64 * 64)}, 0};
                   });
 
 }  // namespace

@@ -45,10 +45,11 @@ struct CaseOutcome {
   std::uint64_t wrong = 0;    // wrong elements summed over checked iterations
 };
 
-// Bytes a test's prepare() allocates: in the case's memory kind, and in
-// (pinned) host memory besides.
+// What a test's prepare() allocates: each buffer in the case's memory kind
+// (in order: the sweep's cache hands kept buffers on by size), and (pinned)
+// host memory besides.
 struct Footprint {
-  std::size_t mem = 0;
+  std::vector<std::size_t> buffers;
   std::size_t host = 0;
 };
 
@@ -76,7 +77,7 @@ struct TestInfo {
   std::function<double(int ranks)> busbw_factor;
   std::function<std::unique_ptr<Test>()> create;
   // What prepare() allocates for messages up to max_bytes at `ranks` ranks,
-  // for the out-of-memory check before the sweep (empty: two buffers).
+  // for the out-of-memory check before the sweep (empty: send, receive and a 64 B ack).
   std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};
 };
 

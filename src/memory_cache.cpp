@@ -6,14 +6,10 @@
 namespace gdr {
 
 Buffer CachedMemory::alloc(std::size_t bytes) {
-  auto fits = [&](const Buffer& b) { return b.bytes >= bytes; };
-  auto best = kept_.end();
-  for (auto it = kept_.begin(); it != kept_.end(); ++it)
-    if (fits(*it) && (best == kept_.end() || it->bytes < best->bytes)) best = it;
   Buffer b;
-  if (best != kept_.end()) {
-    b = *best;
-    kept_.erase(best);
+  if (std::ptrdiff_t i = best_fit(kept_, bytes, [](const Buffer& k) { return k.bytes; }); i >= 0) {
+    b = kept_[i];
+    kept_.erase(kept_.begin() + i);
   } else {
     try {
       b = real_.alloc(bytes);
@@ -48,6 +44,25 @@ std::size_t CachedMemory::kept_bytes() const {
   std::size_t n = 0;
   for (const Buffer& b : kept_) n += b.bytes;
   return n;
+}
+
+
+std::vector<std::size_t> CacheModel::take(const std::vector<std::size_t>& buffers) {
+  std::vector<std::size_t> held;
+  for (std::size_t bytes : buffers) {
+    if (std::ptrdiff_t i = best_fit(kept_, bytes, [](std::size_t k) { return k; }); i >= 0) {
+      held.push_back(kept_[i]);
+      kept_.erase(kept_.begin() + i);
+    } else {
+      held.push_back(bytes);
+      hold(bytes);
+    }
+  }
+  return held;
+}
+
+void CacheModel::give(const std::vector<std::size_t>& held) {
+  kept_.insert(kept_.end(), held.begin(), held.end());
 }
 
 }  // namespace gdr

@@ -288,32 +288,31 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   const std::vector<Planned> cases = plan(opt, ranks, notes);
   const std::map<LaneKey, std::size_t> last = last_case(cases);
   const std::size_t max = opt.sizes.back();
-  // A lane lives from its first case to its last (Sweep::run): the need is
-  // the most that lanes alive at the same case hold, checked where each starts.
-  std::map<LaneKey, std::pair<std::size_t, MemoryNeed>> live;  // key -> (first case, bytes)
+  // Replays Sweep::run: a lane takes its buffers through the cache at its
+  // first case and gives them back after its last; pinned host memory is
+  // held beside, not cached. The need is the most held at once.
+  std::map<MemKind, CacheModel> model;
+  std::map<LaneKey, std::pair<Footprint, std::vector<std::size_t>>> live;
   std::set<std::tuple<std::string, MemKind, Path>> staged;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const LaneKey& k = cases[i].key;
-    if (live.count(k)) continue;
-    const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
-    Footprint f = hook ? hook(max, ranks) : Footprint{2 * max, 0};
-    MemoryNeed lane;
-    (k.mem == MemKind::host ? lane.host : lane.cuda) += f.mem;
-    lane.host += f.host;
-    live[k] = {i, lane};
-    if (!k.reference && k.path == Path::staged) staged.emplace(k.name, k.mem, k.path);
+    if (!live.count(k)) {
+      const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
+      Footprint f = hook ? hook(max, ranks) : Footprint{{max, max, 64}, 0};  // send, recv, ack
+      std::vector<std::size_t> held = model[k.mem].take(f.buffers);
+      model[MemKind::host].hold(f.host);
+      live[k] = {f, held};
+      if (!k.reference && k.path == Path::staged) staged.emplace(k.name, k.mem, k.path);
+    }
+    if (last.at(k) == i) {
+      auto& [f, held] = live[k];
+      model[k.mem].give(held);
+      model[MemKind::host].drop(f.host);
+    }
   }
   MemoryNeed need;
-  for (const auto& [k, start] : live) {
-    MemoryNeed at;  // what the lanes alive at k's first case hold together
-    for (const auto& [other, o] : live)
-      if (o.first <= start.first && last.at(other) >= start.first) {
-        at.host += o.second.host;
-        at.cuda += o.second.cuda;
-      }
-    need.host = std::max(need.host, at.host);
-    need.cuda = std::max(need.cuda, at.cuda);
-  }
+  need.host = model[MemKind::host].peak();
+  need.cuda = model[MemKind::cuda].peak();
   // One pinned pool per staged transport: 2 directions x slots x chunk per peer.
   std::size_t pool = 2 * static_cast<std::size_t>(std::max(staging_config().slots, 2)) *
                      opt.stage_chunk_bytes * needed_peers(opt, ranks, rank).size();

@@ -24,9 +24,11 @@ SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
 
 // Bytes of each memory kind one rank's buffers take at once: a lane (one
 // test or reference over one transport, memory kind and path) holds buffers
-// sized for the largest message from its first case to its last; the lanes
-// of one (test, memory, path) block run side by side. Plus the staged path's
-// pinned pools, kept to the end. Pinned host memory counts as host.
+// sized for the largest message from its first case to its last, then hands
+// them to the next lanes through the sweep's cache (src/memory_cache.h); the
+// lanes of one (test, memory, path) block run side by side. Replayed in plan
+// order. Plus the staged path's pinned pools, kept to the end. Pinned host
+// memory counts as host.
 struct MemoryNeed {
   std::size_t host = 0, cuda = 0;
 };

@@ -80,7 +80,7 @@ std::string cannot_run(const CaseParams& c) {
 }
 
 // src, dst and a pinned host buffer, as prepare() allocates them.
-Footprint copy_footprint(std::size_t max, int) { return Footprint{2 * max, max}; }
+Footprint copy_footprint(std::size_t max, int) { return Footprint{{max, max}, max}; }
 
 GDR_REGISTER_REFERENCE(reg_copy_d2d, "copy-d2d", "bw", cannot_run,
                        [] { return std::make_unique<CopyReference>(Copy::d2d); }, copy_footprint);

@@ -53,3 +53,47 @@ TEST(MemoryCache, BuffersInUseAreNeverHandedOutTwice) {
 
 }  // namespace
 }  // namespace gdr
+
+namespace gdr {
+namespace {
+
+// The model the out-of-memory check replays must match CachedMemory: the
+// same sizes taken and given back in the same order give the same peak.
+TEST(CacheModel, PeakMatchesTheCacheOverRealBuffers) {
+  const std::vector<std::vector<std::size_t>> lanes_a = {{100 << 10, 50 << 10}, {100 << 10, 50 << 10}};
+  const std::vector<std::vector<std::size_t>> lanes_b = {{100 << 10, 100 << 10, 64}, {100 << 10, 100 << 10, 64}};
+  CacheModel model;
+  CachedMemory cache(host());
+  std::size_t held = 0, peak = 0;
+  auto run_block = [&](const std::vector<std::vector<std::size_t>>& lanes) {
+    std::vector<std::vector<std::size_t>> taken;
+    std::vector<Buffer> bufs;
+    for (const auto& sizes : lanes) {
+      taken.push_back(model.take(sizes));
+      for (std::size_t n : sizes) {
+        std::size_t kept_before = cache.kept_bytes();
+        bufs.push_back(cache.alloc(n));
+        if (cache.kept_bytes() == kept_before) held += n;  // a new allocation
+        peak = std::max(peak, held);
+      }
+    }
+    for (auto& t : taken) model.give(t);
+    for (auto& b : bufs) cache.free(b);
+  };
+  run_block(lanes_a);  // ring allreduce at 4 ranks over two transports: work + smaller scratch
+  run_block(lanes_b);  // then p2p: the scratch fits only the ack; two more full buffers
+  EXPECT_EQ(model.peak(), peak);
+  EXPECT_EQ(model.peak(), std::size_t{500} << 10);  // not max(300, 400) KiB: the scratch stays kept
+}
+
+TEST(CacheModel, PinnedMemoryBesideIsHeldNotCached) {
+  CacheModel m;
+  m.hold(10);
+  m.drop(10);
+  auto held = m.take({5});
+  EXPECT_EQ(held, std::vector<std::size_t>{5});
+  EXPECT_EQ(m.peak(), 10u);
+}
+
+}  // namespace
+}  // namespace gdr
