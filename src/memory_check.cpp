@@ -21,9 +21,9 @@ std::string memory_shortfall(const RunOptions& opt, const MemoryNeed& need, int 
     if (!opt.maxbytes_text.empty() && parse_size(opt.maxbytes_text, "--maxbytes") != max)
     largest += fmt::format(" under --maxbytes {}", opt.maxbytes_text);
     return fmt::format(
-        "{} needs {} of {} memory per rank (the buffers of the transports and references that "
-        "run side by side), more than it can have: {}; lower --maxbytes, or run fewer "
-        "transports, references or ranks per node",
+        "{} needs {} of {} memory per rank (the most the run's tests, transports and references "
+        "hold at once), more than it can have: {}; lower --maxbytes, or run fewer transports, "
+        "references or ranks per node",
         largest, approx_bytes(bytes), mem_name(kind), cap.source);
   }
   return {};
