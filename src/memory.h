@@ -101,6 +101,42 @@ class MemoryOps {
   virtual Capacity capacity(int /*local_ranks*/) { return {}; }
 };
 
+// Forwards every operation to another table; a subclass changes a few
+// (the sweep's buffer cache, a test's lagging copies).
+class ForwardingMemory : public MemoryOps {
+ public:
+  explicit ForwardingMemory(MemoryOps& inner) : inner_(inner) {}
+  MemKind kind() const override { return inner_.kind(); }
+  std::string unavailable_reason() const override { return inner_.unavailable_reason(); }
+  Buffer alloc(std::size_t n) override { return inner_.alloc(n); }
+  void free(Buffer& b) override { inner_.free(b); }
+  void copy(void* d, const void* s, std::size_t n) override { inner_.copy(d, s, n); }
+  void to_host(void* d, const void* s, std::size_t n) override { inner_.to_host(d, s, n); }
+  void from_host(void* d, const void* s, std::size_t n) override { inner_.from_host(d, s, n); }
+  void reduce(void* d, const void* s, std::size_t n, DType t, Op op) override { inner_.reduce(d, s, n, t, op); }
+  void fill_input(void* d, std::size_t n, DType t, Op op, int rank, int it) override {
+    inner_.fill_input(d, n, t, op, rank, it);
+  }
+  std::uint64_t count_wrong(const void* b, std::size_t n, DType t, Op op, int nranks, int it) override {
+    return inner_.count_wrong(b, n, t, op, nranks, it);
+  }
+  void sync() override { inner_.sync(); }
+  void* alloc_pinned(std::size_t n) override { return inner_.alloc_pinned(n); }
+  void free_pinned(void* p) override { inner_.free_pinned(p); }
+  std::uint64_t copy_async(void* d, const void* s, std::size_t n, CopyDir dir) override {
+    return inner_.copy_async(d, s, n, dir);
+  }
+  bool copy_done(std::uint64_t t) override { return inner_.copy_done(t); }
+  std::uint64_t reduce_async(void* d, const void* s, std::size_t n, DType t, Op op) override {
+    return inner_.reduce_async(d, s, n, t, op);
+  }
+  bool reduce_done(std::uint64_t t) override { return inner_.reduce_done(t); }
+  Capacity capacity(int local_ranks) override { return inner_.capacity(local_ranks); }
+
+ protected:
+  MemoryOps& inner_;
+};
+
 // Host memory one rank may still allocate: MemAvailable (/proc/meminfo)
 // shared by `local_ranks`, or less when RLIMIT_AS (ulimit -v) leaves less.
 MemoryOps::Capacity host_capacity(int local_ranks);

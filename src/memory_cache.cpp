@@ -12,11 +12,11 @@ Buffer CachedMemory::alloc(std::size_t bytes) {
     kept_.erase(kept_.begin() + i);
   } else {
     try {
-      b = real_.alloc(bytes);
+      b = inner_.alloc(bytes);
     } catch (const OutOfMemoryError&) {
       if (kept_.empty()) throw;
       release();  // what is kept does not fit this request: give it back and try once more
-      b = real_.alloc(bytes);
+      b = inner_.alloc(bytes);
     }
   }
   lent_.push_back(b);
@@ -27,7 +27,7 @@ Buffer CachedMemory::alloc(std::size_t bytes) {
 void CachedMemory::free(Buffer& b) {
   auto it = std::find_if(lent_.begin(), lent_.end(), [&](const Buffer& l) { return l.ptr == b.ptr; });
   if (it == lent_.end()) {
-    real_.free(b);  // not ours: never happens, but do not leak
+    inner_.free(b);  // not ours: never happens, but do not leak
     return;
   }
   kept_.push_back(*it);
@@ -36,7 +36,7 @@ void CachedMemory::free(Buffer& b) {
 }
 
 void CachedMemory::release() {
-  for (Buffer& b : kept_) real_.free(b);
+  for (Buffer& b : kept_) inner_.free(b);
   kept_.clear();
 }
 

@@ -41,11 +41,11 @@ class CacheModel {
   std::size_t held_ = 0, peak_ = 0;  // lent + kept + held beside
 };
 
-// Forwards every operation to a kind's MemoryOps; alloc() takes the smallest
-// kept buffer that is large enough before allocating, free() keeps it.
-class CachedMemory final : public MemoryOps {
+// alloc() takes the smallest kept buffer that is large enough before
+// allocating; free() keeps it. Everything else goes to the kind's table.
+class CachedMemory final : public ForwardingMemory {
  public:
-  explicit CachedMemory(MemoryOps& real) : real_(real) {}
+  explicit CachedMemory(MemoryOps& real) : ForwardingMemory(real) {}
   ~CachedMemory() override { release(); }
   CachedMemory(const CachedMemory&) = delete;
   CachedMemory& operator=(const CachedMemory&) = delete;
@@ -55,33 +55,7 @@ class CachedMemory final : public MemoryOps {
   void release();  // frees what is kept
   std::size_t kept_bytes() const;
 
-  MemKind kind() const override { return real_.kind(); }
-  std::string unavailable_reason() const override { return real_.unavailable_reason(); }
-  void copy(void* d, const void* s, std::size_t n) override { real_.copy(d, s, n); }
-  void to_host(void* d, const void* s, std::size_t n) override { real_.to_host(d, s, n); }
-  void from_host(void* d, const void* s, std::size_t n) override { real_.from_host(d, s, n); }
-  void reduce(void* d, const void* s, std::size_t n, DType t, Op op) override { real_.reduce(d, s, n, t, op); }
-  void fill_input(void* d, std::size_t n, DType t, Op op, int rank, int it) override {
-    real_.fill_input(d, n, t, op, rank, it);
-  }
-  std::uint64_t count_wrong(const void* b, std::size_t n, DType t, Op op, int nranks, int it) override {
-    return real_.count_wrong(b, n, t, op, nranks, it);
-  }
-  void sync() override { real_.sync(); }
-  void* alloc_pinned(std::size_t n) override { return real_.alloc_pinned(n); }
-  void free_pinned(void* p) override { real_.free_pinned(p); }
-  std::uint64_t copy_async(void* d, const void* s, std::size_t n, CopyDir dir) override {
-    return real_.copy_async(d, s, n, dir);
-  }
-  bool copy_done(std::uint64_t t) override { return real_.copy_done(t); }
-  std::uint64_t reduce_async(void* d, const void* s, std::size_t n, DType t, Op op) override {
-    return real_.reduce_async(d, s, n, t, op);
-  }
-  bool reduce_done(std::uint64_t t) override { return real_.reduce_done(t); }
-  Capacity capacity(int local_ranks) override { return real_.capacity(local_ranks); }
-
  private:
-  MemoryOps& real_;
   std::vector<Buffer> kept_;  // .bytes: what was allocated
   std::vector<Buffer> lent_;  // handed out: their allocated sizes, by pointer
 };

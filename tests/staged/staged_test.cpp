@@ -37,23 +37,9 @@ void expect(bool ok, const std::string& what) {
 
 // Host memory whose background copies complete only after `lag` polls, in
 // issue order per direction (like one copy stream per direction).
-class LaggingHostMemory final : public MemoryOps {
+class LaggingHostMemory final : public ForwardingMemory {
  public:
-  explicit LaggingHostMemory(int lag) : host_(*memory_ops(MemKind::host)), lag_(lag) {}
-  MemKind kind() const override { return MemKind::host; }
-  std::string unavailable_reason() const override { return {}; }
-  Buffer alloc(std::size_t b) override { return host_.alloc(b); }
-  void free(Buffer& b) override { host_.free(b); }
-  void copy(void* d, const void* s, std::size_t n) override { host_.copy(d, s, n); }
-  void to_host(void* d, const void* s, std::size_t n) override { host_.to_host(d, s, n); }
-  void from_host(void* d, const void* s, std::size_t n) override { host_.from_host(d, s, n); }
-  void reduce(void* d, const void* s, std::size_t c, DType t, Op o) override { host_.reduce(d, s, c, t, o); }
-  void fill_input(void* d, std::size_t c, DType t, Op o, int r, int it) override {
-    host_.fill_input(d, c, t, o, r, it);
-  }
-  std::uint64_t count_wrong(const void* b, std::size_t c, DType t, Op o, int n, int it) override {
-    return host_.count_wrong(b, c, t, o, n, it);
-  }
+  explicit LaggingHostMemory(int lag) : ForwardingMemory(*memory_ops(MemKind::host)), lag_(lag) {}
   void sync() override {}
 
   std::uint64_t copy_async(void* dst, const void* src, std::size_t n, CopyDir dir) override {
@@ -85,7 +71,6 @@ class LaggingHostMemory final : public MemoryOps {
     std::size_t n;
     int polls_left, dir;
   };
-  MemoryOps& host_;
   int lag_;
   std::uint64_t next_ = 1;
   std::map<std::uint64_t, Pending> pending_;
