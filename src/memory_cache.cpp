@@ -1,7 +1,6 @@
 #include "memory_cache.h"
 
 #include <algorithm>
-#include <iterator>
 
 namespace gdr {
 
@@ -45,7 +44,6 @@ std::size_t CachedMemory::kept_bytes() const {
   for (const Buffer& b : kept_) n += b.bytes;
   return n;
 }
-
 
 std::vector<std::size_t> CacheModel::take(const std::vector<std::size_t>& buffers) {
   std::vector<std::size_t> held;

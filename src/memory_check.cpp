@@ -19,7 +19,7 @@ std::string memory_shortfall(const RunOptions& opt, const MemoryNeed& need, int 
     std::size_t max = opt.sizes.back();
     std::string largest = fmt::format("the largest message, {} B ({})", max, approx_bytes(max));
     if (!opt.maxbytes_text.empty() && parse_size(opt.maxbytes_text, "--maxbytes") != max)
-    largest += fmt::format(" under --maxbytes {}", opt.maxbytes_text);
+      largest += fmt::format(" under --maxbytes {}", opt.maxbytes_text);
     return fmt::format(
         "{} needs {} of {} memory per rank (the most the run's tests, transports and references "
         "hold at once), more than it can have: {}; lower --maxbytes, or run fewer transports, "
