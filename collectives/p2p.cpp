@@ -1,14 +1,23 @@
-// Point-to-point tests between one pair of ranks at a time (OSU's shapes):
-//  latency: ping-pong, one-way time = round trip / 2 (the responder sits out: NaN);
-//  bw:      `window` messages one way, then a 4-byte ack; time per message;
-//  bibw:    both directions at once; time per message.
-// Ranks outside the pair only join the barrier and record NaN.
+// Point-to-point tests between one pair of ranks at a time, in OSU's shapes:
+//  latency: ping-pong; one iteration = one round trip, timed by the
+//           initiator, recorded as round trip / 2 (the responder sits out:
+//           NaN). Up to 64 round trips run back to back after one barrier
+//           and one untimed round trip (timed_pair_loop's batch and lead).
+//  bw:      one iteration = `window` messages one way, then a 4-byte ack;
+//           time per message = iteration time / window.
+//  bibw:    both directions at once, `window` messages each way.
+// Every message carries a pattern of its sender, iteration and slot
+// (src/pattern.h); with --check 1 the receiver verifies every byte of every
+// slot after each timed batch. Messages land in distinct slots of the
+// receive buffer as far as kSlotBytes allows (message w in slot w mod slots).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "src/bootstrap.h"
+#include "src/pattern.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -17,17 +26,27 @@ namespace {
 
 enum class Kind { latency, bw, bibw };
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr int kLatencyBatch = 64;                  // round trips per barrier
+constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer
+constexpr std::size_t kAckBytes = 64;
+
+// Bytes of each of the send and receive buffers for messages up to `max`:
+// room for 64 slots of the largest message, within kSlotBytes.
+std::size_t slot_buffer_bytes(std::size_t max) {
+  return std::max(max, std::min<std::size_t>(64 * max, kSlotBytes));
+}
 
 class PointToPoint final : public Test {
  public:
   explicit PointToPoint(Kind k) : kind_(k) {}
 
   void prepare(TestEnv& env, std::size_t max_bytes) override {
-    send_ = UniqueBuffer(&env.mem, max_bytes);
-    recv_ = UniqueBuffer(&env.mem, max_bytes);
-    ack_ = UniqueBuffer(&env.mem, 64);
-    // Never time on zeros: the send buffer carries the exact-input pattern.
-    env.mem.fill_input(send_.data(), max_bytes / 4, DType::i32, Op::sum, env.boot.rank(), 0);
+    cap_ = slot_buffer_bytes(max_bytes);
+    send_ = UniqueBuffer(&env.mem, cap_);
+    recv_ = UniqueBuffer(&env.mem, cap_);
+    ack_ = UniqueBuffer(&env.mem, kAckBytes);
+    // Never time on zeros, even with --check 0: every slot carries a pattern.
+    env.mem.fill_pattern(send_.data(), cap_, pattern::seed(env.boot.rank(), ~0ull, 0));
     env.mem.sync();
     rsend_ = env.transport->register_memory(send_.get());
     rrecv_ = env.transport->register_memory(recv_.get());
@@ -35,51 +54,97 @@ class PointToPoint final : public Test {
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
-    // The ping-pong's receive is posted before the ranks line up, as a real
-    // application would have it waiting: a transport whose sender needs the
-    // receiver's buffer first (verbs) then pays no extra hop.
-    Request pre{};
-    auto post_early = [&](const PairRole& r) {
-      if (kind_ == Kind::latency) pre = env.transport->post_recv(r.peer, *rrecv_, 0, c.bytes);
-    };
-    return timed_pair_loop(env, c, [&](const PairRole& r) { return once(env, c, r.peer, r.initiator, pre); },
-                           post_early);
+    const std::size_t fit = std::max<std::size_t>(1, cap_ / std::max<std::size_t>(c.bytes, 1));
+    slots_ = static_cast<int>(std::min<std::size_t>(fit, kind_ == Kind::latency ? kLatencyBatch : c.window));
+    PairHooks h;
+    h.batch = kind_ == Kind::latency ? slots_ : 1;
+    h.before = [&](const PairRole& r, int first, int n) { before(env, c, r, first, n); };
+    if (kind_ == Kind::latency) h.lead = [&](const PairRole& r) { lead(env, c, r); };
+    h.once = [&](const PairRole& r, int it) { return once(env, c, r, it); };
+    h.after = [&](const PairRole& r, int first, int n) { return after(env, c, r, first, n); };
+    return timed_pair_loop(env, c, h);
   }
 
  private:
-  double once(TestEnv& env, const CaseParams& c, int peer, bool initiator, const Request& pre) {
+  std::size_t at(int slot, const CaseParams& c) const { return static_cast<std::size_t>(slot) * c.bytes; }
+  // The seed of what `sender` sends from `slot` in iteration `it` (latency:
+  // one slot per iteration of the batch, so the slot is the iteration's).
+  std::uint64_t seed(const CaseParams& c, int sender, int it, int slot) const {
+    return pattern::seed(sender, static_cast<std::uint64_t>(it + c.warmup), slot);
+  }
+  bool sends(const PairRole& r) const { return kind_ != Kind::bw || r.initiator; }
+  bool receives(const PairRole& r) const { return kind_ != Kind::bw || !r.initiator; }
+
+  // Timed iterations get fresh patterns; the latency test pre-posts the
+  // batch's receives (one more for the lead round trip) before the barrier,
+  // as a real application would have them waiting: a transport whose sender
+  // needs the receiver's buffer first (verbs) then pays no extra hop.
+  void before(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
+    const int me = env.boot.rank();
+    if (c.check && first >= 0) {
+      if (kind_ == Kind::latency)
+        for (int k = 0; k < n; ++k) env.mem.fill_pattern(slot(send_, k, c), c.bytes, seed(c, me, first + k, 0));
+      else if (sends(r))
+        for (int s = 0; s < slots_; ++s) env.mem.fill_pattern(slot(send_, s, c), c.bytes, seed(c, me, first, s));
+      env.mem.sync();
+    }
+    first_ = first;
+    pre_.clear();
+    if (kind_ != Kind::latency) return;
+    Transport& t = *env.transport;
+    pre_.push_back(t.post_recv(r.peer, *rrecv_, 0, c.bytes));  // the lead round trip's
+    for (int k = 0; k < n; ++k) pre_.push_back(t.post_recv(r.peer, *rrecv_, at(k, c), c.bytes));
+  }
+
+  void* slot(UniqueBuffer& b, int s, const CaseParams& c) { return static_cast<std::byte*>(b.data()) + at(s, c); }
+
+  // One untimed round trip of slot 0's message (round trip 0 overwrites it).
+  void lead(TestEnv& env, const CaseParams& c, const PairRole& r) {
+    Transport& t = *env.transport;
+    if (r.initiator) {
+      Request reqs[2] = {t.post_send(r.peer, *rsend_, 0, c.bytes), pre_[0]};
+      wait_all(t, reqs, env.boot);
+    } else {
+      wait_one(t, pre_[0], env.boot);
+      wait_one(t, t.post_send(r.peer, *rsend_, 0, c.bytes), env.boot);
+    }
+  }
+
+  double once(TestEnv& env, const CaseParams& c, const PairRole& r, int it) {
     Transport& t = *env.transport;
     const std::size_t len = c.bytes;
     std::vector<Request> reqs;
+    reqs.reserve(2 * c.window + 1);
     double t0 = now_seconds();
     switch (kind_) {
       case Kind::latency: {
-        if (initiator) {
-          wait_one(t, t.post_send(peer, *rsend_, 0, len), env.boot);
-          wait_one(t, pre, env.boot);
+        const int k = it - first_;
+        const std::size_t off = at(k, c);
+        if (r.initiator) {
+          Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k + 1]};
+          wait_all(t, both, env.boot);
           return (now_seconds() - t0) / 2;
         }
-        wait_one(t, pre, env.boot);
-        wait_one(t, t.post_send(peer, *rsend_, 0, len), env.boot);
+        wait_one(t, pre_[k + 1], env.boot);
+        wait_one(t, t.post_send(r.peer, *rsend_, off, len), env.boot);
         return kNaN;
       }
       case Kind::bw: {
-        if (initiator) {
-          for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(peer, *rsend_, 0, len));
-          reqs.push_back(t.post_recv(peer, *rack_, 0, 4));
+        if (r.initiator) {
+          for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(r.peer, *rsend_, at(w % slots_, c), len));
+          reqs.push_back(t.post_recv(r.peer, *rack_, 0, 4));
           wait_all(t, reqs, env.boot);
         } else {
-          for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(peer, *rrecv_, 0, len));
+          for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));
           wait_all(t, reqs, env.boot);
-          wait_one(t, t.post_send(peer, *rack_, 0, 4), env.boot);
+          wait_one(t, t.post_send(r.peer, *rack_, 0, 4), env.boot);
         }
         return (now_seconds() - t0) / c.window;
       }
       case Kind::bibw: {
-        for (int w = 0; w < c.window; ++w) {
-          reqs.push_back(t.post_recv(peer, *rrecv_, 0, len));
-          reqs.push_back(t.post_send(peer, *rsend_, 0, len));
-        }
+        // As osu_bibw: the whole window of receives, then of sends.
+        for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));
+        for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(r.peer, *rsend_, at(w % slots_, c), len));
         wait_all(t, reqs, env.boot);
         return (now_seconds() - t0) / c.window;
       }
@@ -87,7 +152,32 @@ class PointToPoint final : public Test {
     return kNaN;
   }
 
+  // Every slot that received something in this batch against the pattern
+  // its sender wrote (a slot written twice holds the same message twice).
+  std::uint64_t after(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
+    if (!c.check || !receives(r)) return 0;
+    const int used = kind_ == Kind::latency ? n : slots_;
+    if (first == 0 && selftest_corrupt() && env.boot.rank() == c.dst) flip_first_byte(env);
+    std::uint64_t wrong = 0;
+    for (int s = 0; s < used; ++s) {
+      const int it = kind_ == Kind::latency ? first + s : first;
+      wrong += env.mem.count_wrong_pattern(slot(recv_, s, c), c.bytes,
+                                           seed(c, r.peer, it, kind_ == Kind::latency ? 0 : s));
+    }
+    return wrong;
+  }
+
+  void flip_first_byte(TestEnv& env) {
+    unsigned char b = 0;
+    env.mem.to_host(&b, recv_.data(), 1);
+    b = static_cast<unsigned char>(~b);
+    env.mem.from_host(recv_.data(), &b, 1);
+  }
+
   Kind kind_;
+  std::size_t cap_ = 0;
+  int slots_ = 1, first_ = 0;
+  std::vector<Request> pre_;  // latency: the batch's pre-posted receives
   UniqueBuffer send_, recv_, ack_;
   std::unique_ptr<MemRegion> rsend_, rrecv_, rack_;
 };
@@ -96,12 +186,23 @@ double one_way(const CaseParams& c) { return static_cast<double>(c.bytes); }
 double both_ways(const CaseParams& c) { return 2.0 * static_cast<double>(c.bytes); }
 double unit(int) { return 1.0; }
 
+// The send and receive buffers (slot_buffer_bytes) and the ack.
+Footprint p2p_footprint(std::size_t max, int) {
+  return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), kAckBytes}, 0};
+}
+
+// OSU's counts (osu_util.h): latency 10000 iterations and 100 skipped up to
+// 8 KiB, 1000 and 10 above; bandwidth 100 and 10, then 20 and 2.
+IterCounts latency_iters(std::size_t bytes) { return bytes <= 8192 ? IterCounts{10000, 100} : IterCounts{1000, 10}; }
+IterCounts bw_iters(std::size_t bytes) { return bytes <= 8192 ? IterCounts{100, 10} : IterCounts{20, 2}; }
+
 GDR_REGISTER_TEST(reg_latency, "latency", true, one_way, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::latency); });
+                  [] { return std::make_unique<PointToPoint>(Kind::latency); }, p2p_footprint,
+                  latency_iters);
 GDR_REGISTER_TEST(reg_bw, "bw", true, one_way, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::bw); });
+                  [] { return std::make_unique<PointToPoint>(Kind::bw); }, p2p_footprint, bw_iters);
 GDR_REGISTER_TEST(reg_bibw, "bibw", true, both_ways, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::bibw); });
+                  [] { return std::make_unique<PointToPoint>(Kind::bibw); }, p2p_footprint, bw_iters);
 
 }  // namespace
 }  // namespace gdr

@@ -144,7 +144,10 @@ GDR_REGISTER_TEST(reg_allreduce, "allreduce", false,
                   [] { return std::make_unique<RingAllreduce>(); },
                   [](std::size_t max, int n) {  // work + two segments of scratch (prepare)
                     return Footprint{{max, 2 * ((max / std::max(n, 1) + 127) / 64 * 64)}, 0};
-                  });
+                  },
+                  // OSU's collective counts: 1000 iterations, 200 skipped up to
+                  // 8 KiB; 100 and 10 above.
+                  [](std::size_t bytes) { return bytes <= 8192 ? IterCounts{1000, 200} : IterCounts{100, 10}; });
 
 }  // namespace
 }  // namespace gdr

@@ -31,8 +31,10 @@ struct CaseParams {
   bool has_dtype = true;  // false for p2p tests: they move bytes
   std::size_t bytes = 0;
   std::size_t count = 0;  // elements (bytes for p2p tests)
-  int iters = 20;
+  int iters = 20;           // timed iterations; under iters_auto the most, cut to case_time
   int warmup = 5;
+  bool iters_auto = false;  // --iters auto: the loops run as many as fit case_time
+  double case_time = 1.0;   // seconds of timed work per case under iters_auto
   bool check = true;
   int src = -1, dst = -1;  // p2p pair; -1 for collectives
   int window = 64;         // messages in flight per bw/bibw iteration
@@ -41,7 +43,9 @@ struct CaseParams {
 
 // What one rank measured in one case.
 struct CaseOutcome {
-  std::vector<double> times;  // seconds per timed iteration; NaN if this rank sat out
+  // Seconds per timed iteration; NaN if this rank sat out. Every rank returns
+  // as many as the others (the count is agreed under --iters auto).
+  std::vector<double> times;
   std::uint64_t wrong = 0;    // wrong elements summed over checked iterations
 };
 
@@ -69,6 +73,11 @@ class Test {
   virtual CaseOutcome run(TestEnv& env, const CaseParams& c) = 0;
 };
 
+// Iterations --iters/--warmup auto gives a case of one size (OSU's counts).
+struct IterCounts {
+  int iters = 20, warmup = 5;
+};
+
 struct TestInfo {
   std::string name;
   bool point_to_point = false;
@@ -79,6 +88,8 @@ struct TestInfo {
   // What prepare() allocates for messages up to max_bytes at `ranks` ranks,
   // for the out-of-memory check before the sweep (empty: send, receive and a 64 B ack).
   std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};
+  // --iters auto: the most iterations and the warm-up at this size (unset: 20 and 5).
+  std::function<IterCounts(std::size_t bytes)> auto_iters = {};
 };
 
 std::vector<TestInfo>& test_registry();

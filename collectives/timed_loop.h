@@ -1,8 +1,10 @@
-// The loop every allreduce-like test shares: fill exact inputs, line the
-// ranks up, time one operation, check the result. Filling, the barrier and
-// the check stay outside the timed region.
+// The loops every test shares. Filling, checking and the barriers that
+// line the ranks up stay outside the timed region; under --iters auto the
+// ranks agree after the warm-up on how many timed iterations fit the case's
+// time budget (agreed_iters).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -14,9 +16,10 @@
 
 namespace gdr {
 
-// GDR_SELFTEST_CORRUPT=1 spoils one element on the last rank after the first
-// timed iteration, to prove end to end that a wrong result is counted,
-// stored and turns the exit status to 1 (tests/mpi use it).
+// GDR_SELFTEST_CORRUPT=1 spoils one element (one byte of a received message
+// in point-to-point tests) after the first timed iteration, to prove end to
+// end that a wrong result is counted, stored and turns the exit status to 1
+// (tests/mpi use it).
 inline bool selftest_corrupt() {
   static const bool on = std::getenv("GDR_SELFTEST_CORRUPT") != nullptr;
   return on;
@@ -29,12 +32,27 @@ inline void corrupt_first_element(TestEnv& env, void* work, const CaseParams& c)
   env.mem.sync();
 }
 
+// Never fewer timed iterations under --iters auto: a median needs a few.
+inline constexpr int kMinAutoIters = 5;
+
+// The timed iterations of this case: c.iters when the user fixed them;
+// under --iters auto as many as fit c.case_time at the slowest rank's
+// warm-up pace (`warm_seconds` over `warm_iters`), between kMinAutoIters
+// and c.iters. Collective: every rank calls it once per case.
+inline int agreed_iters(TestEnv& env, const CaseParams& c, double warm_seconds, int warm_iters) {
+  if (!c.iters_auto) return c.iters;
+  const double pace = env.boot.allreduce_max(warm_iters > 0 ? warm_seconds / warm_iters : 0.0);
+  if (!(pace > 0)) return c.iters;
+  const double fit = std::floor(c.case_time / pace);
+  return static_cast<int>(std::clamp(fit, static_cast<double>(std::min(kMinAutoIters, c.iters)),
+                                     static_cast<double>(c.iters)));
+}
+
 inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void* work,
                                         const std::function<void()>& op_once) {
   CaseOutcome out;
-  out.times.reserve(c.iters);
   const int rank = env.boot.rank(), n = env.boot.size();
-  for (int it = -c.warmup; it < c.iters; ++it) {
+  auto one = [&](int it) {  // it < 0: warm-up
     // Iteration index shifted so warm-up data differs from timed data.
     const int data_it = it + c.warmup;
     env.mem.fill_input(work, c.count, c.dtype, c.op, rank, data_it);
@@ -44,11 +62,16 @@ inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void*
     op_once();
     env.mem.sync();
     double t1 = now_seconds();
-    if (it < 0) continue;
+    if (it < 0) return;
     out.times.push_back(t1 - t0);
     if (it == 0 && rank == n - 1 && selftest_corrupt()) corrupt_first_element(env, work, c);
     if (c.check) out.wrong += env.mem.count_wrong(work, c.count, c.dtype, c.op, n, data_it);
-  }
+  };
+  const double w0 = now_seconds();
+  for (int it = -c.warmup; it < 0; ++it) one(it);
+  const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
+  out.times.reserve(iters);
+  for (int it = 0; it < iters; ++it) one(it);
   return out;
 }
 
@@ -59,22 +82,49 @@ struct PairRole {
   int peer = -1;
 };
 
-// The loop every point-to-point test shares: line all ranks up, let the pair
-// time one exchange (`once` returns seconds, or NaN for a rank without a
-// time); ranks outside the pair only join the barrier and record NaN.
-// `before_barrier` runs first in each iteration (a receive to pre-post).
-inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c,
-                                   const std::function<double(const PairRole&)>& once,
-                                   const std::function<void(const PairRole&)>& before_barrier = {}) {
+// A point-to-point test as timed_pair_loop drives it. Iterations come in
+// batches of up to `batch`, timed back to back after one barrier (latency:
+// thousands of round trips, as OSU times them; bw and bibw: one window per
+// barrier). Iteration numbers run from -warmup; every hook but `once` is
+// untimed, and only the pair's two ranks call the hooks.
+struct PairHooks {
+  int batch = 1;
+  // Before the batch's barrier: fill what will be sent, post receives.
+  std::function<void(const PairRole&, int first, int n)> before = {};
+  // After the barrier, untimed: one exchange that lets the barrier's exit
+  // skew pass before the first timed iteration (the ping-pong's).
+  std::function<void(const PairRole&)> lead = {};
+  // One timed iteration: seconds, or NaN for a rank without a time.
+  std::function<double(const PairRole&, int it)> once;
+  // After the batch: wrong elements among what arrived (timed batches only).
+  std::function<std::uint64_t(const PairRole&, int first, int n)> after = {};
+};
+
+// Ranks outside the pair only join the barriers and record NaN.
+inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const PairHooks& h) {
   CaseOutcome out;
   const int me = env.boot.rank();
   PairRole role{me == c.src || me == c.dst, me == c.src, me == c.src ? c.dst : c.src};
-  for (int it = -c.warmup; it < c.iters; ++it) {
-    if (before_barrier && role.in_pair) before_barrier(role);
-    env.boot.barrier();
-    double t = role.in_pair ? once(role) : std::numeric_limits<double>::quiet_NaN();
-    if (it >= 0) out.times.push_back(t);
-  }
+  const int batch = std::max(1, h.batch);
+  auto phase = [&](int first, int count, bool timed) {
+    for (int done = 0; done < count;) {
+      const int it = first + done, n = std::min(batch, count - done);
+      if (role.in_pair && h.before) h.before(role, it, n);
+      env.boot.barrier();
+      if (role.in_pair && h.lead) h.lead(role);
+      for (int k = 0; k < n; ++k) {
+        double t = role.in_pair ? h.once(role, it + k) : std::numeric_limits<double>::quiet_NaN();
+        if (timed) out.times.push_back(t);
+      }
+      if (timed && role.in_pair && h.after) out.wrong += h.after(role, it, n);
+      done += n;
+    }
+  };
+  const double w0 = now_seconds();
+  phase(-c.warmup, c.warmup, false);
+  const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
+  out.times.reserve(iters);
+  phase(0, iters, true);
   return out;
 }
 

@@ -199,6 +199,14 @@ int Bootstrap::allreduce_max(int value) {
   return out;
 }
 
+double Bootstrap::allreduce_max(double value) {
+  double out = value;
+  MPI_Request req;
+  check_mpi(MPI_Iallreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_, &req), "MPI_Iallreduce");
+  wait(req, "MPI_Iallreduce");
+  return out;
+}
+
 void Bootstrap::barrier() {
   MPI_Request req;
   check_mpi(MPI_Ibarrier(comm_, &req), "MPI_Ibarrier");

@@ -45,6 +45,7 @@ class Bootstrap {
   std::string broadcast(const std::string& from_root);
   // Logical OR / max of an int over ranks.
   int allreduce_max(int value);
+  double allreduce_max(double value);
   void barrier();
 
   // "rank 3 (node07)": how errors name a rank.

@@ -111,6 +111,8 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "bytes", c.bytes);
     attr_num(g, "count", c.count);
     attr_num(g, "iters", c.iters);
+    attr_num(g, "iters_auto", c.iters_auto ? 1 : 0);  // 1: the count was cut to case_time_s
+    if (c.iters_auto) attr_num(g, "case_time_s", c.case_time);
     attr_num(g, "warmup", c.warmup);
     attr_num(g, "check", c.check ? 1 : 0);
     attr_num(g, "src", c.src);

@@ -114,5 +114,7 @@ template <typename F> decltype(auto) dispatch(DType t, F&& f) {
 void reduce(void* dst, const void* src, std::size_t count, DType t, Op op);
 void fill_input(void* dst, std::size_t count, DType t, Op op, int rank, int it);
 std::uint64_t count_wrong(const void* buf, std::size_t count, DType t, Op op, int nranks, int it);
+void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed);
+std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed);
 
 }  // namespace gdr::host

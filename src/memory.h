@@ -60,6 +60,21 @@ class MemoryOps {
   // Waits for everything issued on this kind so far (not the *_async copies below).
   virtual void sync() = 0;
 
+  // Point-to-point payloads (pattern.h): writes the pattern of `seed` over
+  // `bytes`, and counts the bytes of `buf` that differ from it. On the
+  // device for device memory; count_wrong_pattern waits for its answer.
+  virtual void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) = 0;
+  virtual std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) = 0;
+
+  // The copy reference rows: seconds that `n` back-to-back copies of `bytes`
+  // take when issued at once on one stream, timed by the kind's own clock
+  // (CUDA events), so the number is the copy engine's and not the host's.
+  // `within` copies inside this kind; the others between this kind and
+  // alloc_pinned memory. Gives up after `timeout_s` (TimeoutError).
+  enum class CopyKind { within, to_host, from_host };
+  virtual double time_copies(void* dst, const void* src, std::size_t bytes, int n, CopyKind k,
+                             double timeout_s);
+
   // For the staged path (transports/staged): page-locked host memory that
   // this kind's copy engines reach at full speed, and copies between it and
   // this kind that run in the background while the wire moves other chunks.
@@ -121,6 +136,13 @@ class ForwardingMemory : public MemoryOps {
     return inner_.count_wrong(b, n, t, op, nranks, it);
   }
   void sync() override { inner_.sync(); }
+  void fill_pattern(void* d, std::size_t n, std::uint64_t seed) override { inner_.fill_pattern(d, n, seed); }
+  std::uint64_t count_wrong_pattern(const void* b, std::size_t n, std::uint64_t seed) override {
+    return inner_.count_wrong_pattern(b, n, seed);
+  }
+  double time_copies(void* d, const void* s, std::size_t n, int k, CopyKind kind, double t) override {
+    return inner_.time_copies(d, s, n, k, kind, t);
+  }
   void* alloc_pinned(std::size_t n) override { return inner_.alloc_pinned(n); }
   void free_pinned(void* p) override { inner_.free_pinned(p); }
   std::uint64_t copy_async(void* d, const void* s, std::size_t n, CopyDir dir) override {

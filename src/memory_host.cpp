@@ -13,6 +13,7 @@
 #include "exact_inputs.h"
 #include "host_reduce.h"
 #include "memory.h"
+#include "pattern.h"
 #include "sizes.h"
 
 namespace gdr::host {
@@ -56,6 +57,31 @@ std::uint64_t count_wrong(const void* buf, std::size_t count, DType t, Op op, in
   });
 }
 
+// Whole words through memcpy (a message may start anywhere), then the tail.
+void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) {
+  auto* d = static_cast<unsigned char*>(dst);
+  const std::size_t words = bytes / 8;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t v = pattern::word(seed, w);
+    std::memcpy(d + 8 * w, &v, 8);
+  }
+  for (std::size_t i = 8 * words; i < bytes; ++i) d[i] = pattern::byte_at(seed, i);
+}
+
+std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) {
+  const auto* b = static_cast<const unsigned char*>(buf);
+  const std::size_t words = bytes / 8;
+  std::uint64_t wrong = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    std::uint64_t v;
+    std::memcpy(&v, b + 8 * w, 8);
+    if (std::uint64_t x = v ^ pattern::word(seed, w))
+      for (int k = 0; k < 8; ++k) wrong += ((x >> (8 * k)) & 0xffu) != 0;
+  }
+  for (std::size_t i = 8 * words; i < bytes; ++i) wrong += b[i] != pattern::byte_at(seed, i);
+  return wrong;
+}
+
 namespace {
 
 class HostMemory final : public MemoryOps {
@@ -89,6 +115,12 @@ class HostMemory final : public MemoryOps {
     return host::count_wrong(buf, count, t, op, nranks, it);
   }
   void sync() override {}
+  void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) override {
+    host::fill_pattern(dst, bytes, seed);
+  }
+  std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) override {
+    return host::count_wrong_pattern(buf, bytes, seed);
+  }
   Capacity capacity(int local_ranks) override { return host_capacity(local_ranks); }
 };
 

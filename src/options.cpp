@@ -41,15 +41,22 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
   sub.add_option("-e,--maxbytes", a.maxbytes, "largest message")->capture_default_str();
   sub.add_option("-f,--stepfactor", a.stepfactor, "size multiplier between cases (>= 2)")
       ->capture_default_str();
-  sub.add_option("-n,--iters", a.iters, "timed iterations per case")->capture_default_str();
-  sub.add_option("-w,--warmup", a.warmup, "untimed warm-up iterations per case")
+  sub.add_option("-n,--iters", a.iters,
+                 "timed iterations per case: a number, or auto (OSU's counts per test and size, "
+                 "cut to --case-time)")
+      ->capture_default_str();
+  sub.add_option("-w,--warmup", a.warmup, "untimed warm-up iterations per case: a number, or auto")
+      ->capture_default_str();
+  sub.add_option("--case-time", a.case_time,
+                 "under --iters auto: seconds of timed work per case, at the warm-up's pace "
+                 "(never fewer than 5 iterations)")
       ->capture_default_str();
   sub.add_option("-d,--datatype", a.datatypes,
                  "allreduce datatypes, comma list: float, double, int32, int64, half, bfloat16")
       ->capture_default_str();
   sub.add_option("-o,--op", a.ops, "allreduce ops, comma list: sum, prod, min, max")
       ->capture_default_str();
-  sub.add_option("-c,--check", a.check, "verify every allreduce iteration (0/1)")
+  sub.add_option("-c,--check", a.check, "verify the data of every timed iteration (0/1)")
       ->capture_default_str();
   sub.add_option("--reference", a.references,
                  "reference rows beside ours, comma list: mpi (MPI_Allreduce), nccl, copy "
@@ -63,9 +70,7 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--pairs", a.pairs,
                  "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
-  sub.add_option("--window", a.window,
-                 "messages in flight per bw/bibw iteration (auto: 64, fewer above 4 MiB so an "
-                 "iteration moves at most 256 MiB)")
+  sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration (64 as OSU)")
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
@@ -109,6 +114,16 @@ std::vector<std::string> default_transports() {
   return v;
 }
 
+// "auto" is handled by the caller; anything else must be a whole number >= lo.
+int whole_number(const std::string& text, const char* option, int lo) {
+  int v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > 100'000'000)
+    throw UsageError(fmt::format("{} '{}' must be 'auto' or a whole number from {} to 100000000", option,
+                                 text, lo));
+  return v;
+}
+
 }  // namespace
 
 RunOptions validate(const RunArgs& a) {
@@ -129,10 +144,12 @@ RunOptions validate(const RunArgs& a) {
   std::size_t hi = parse_size(a.maxbytes, "--maxbytes");
   o.sizes = size_sweep(lo, hi, a.stepfactor);
   o.maxbytes_text = a.maxbytes;
-  if (a.iters < 1) throw UsageError(fmt::format("--iters {} must be at least 1", a.iters));
-  if (a.warmup < 0) throw UsageError(fmt::format("--warmup {} must be 0 or more", a.warmup));
-  o.iters = a.iters;
-  o.warmup = a.warmup;
+  o.iters = a.iters == "auto" ? 0 : whole_number(a.iters, "--iters", 1);
+  o.warmup = a.warmup == "auto" ? -1 : whole_number(a.warmup, "--warmup", 0);
+  if (!(a.case_time > 0) || !(a.case_time <= 86400))
+    throw UsageError(fmt::format("--case-time {} must be a positive number of seconds, at most 86400",
+                                 a.case_time));
+  o.case_time = a.case_time;
   o.dtypes = parse_list<DType>(a.datatypes, "--datatype", parse_dtype);
   o.ops = parse_list<Op>(a.ops, "--op", parse_op);
   if (a.check != 0 && a.check != 1) throw UsageError(fmt::format("--check {} must be 0 or 1", a.check));
@@ -163,13 +180,9 @@ RunOptions validate(const RunArgs& a) {
   else if (a.pairs == "ring") o.pairs = Pairs::ring;
   else if (a.pairs == "all") o.pairs = Pairs::all;
   else throw UsageError(fmt::format("--pairs: unknown value '{}' (use ring, all)", a.pairs));
-  if (a.window != "auto") {
-    int w = 0;
-    auto [end, ec] = std::from_chars(a.window.data(), a.window.data() + a.window.size(), w);
-    if (ec != std::errc() || end != a.window.data() + a.window.size() || w < 1)
-      throw UsageError(fmt::format("--window '{}' must be 'auto' or a whole number >= 1", a.window));
-    o.window = w;
-  }
+  if (a.window < 1 || a.window > 1'000'000)
+    throw UsageError(fmt::format("--window {} must be a whole number from 1 to 1000000", a.window));
+  o.window = a.window;
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
   if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
   o.device = a.device;

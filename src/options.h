@@ -23,7 +23,8 @@ struct RunArgs {
   std::string paths = "direct,staged";
   std::string minbytes = "8", maxbytes = "64M";
   double stepfactor = 2;
-  int iters = 20, warmup = 5;
+  std::string iters = "auto", warmup = "auto";
+  double case_time = 1.0;
   std::string datatypes = "float", ops = "sum";
   int check = 1;
   std::string references = "mpi";
@@ -31,7 +32,7 @@ struct RunArgs {
   bool force = false;
   double timeout = 60;
   std::string pairs;
-  std::string window = "auto";
+  int window = 64;
   std::string chunk = "auto";
   int device = -1;
   std::string stage_chunk = "4M";
@@ -49,13 +50,14 @@ struct RunOptions {
   std::string maxbytes_text;  // as typed: the sweep may stop below it
   std::vector<DType> dtypes;
   std::vector<Op> ops;
-  int iters = 20, warmup = 5;
+  int iters = 0, warmup = -1;  // 0 / -1: auto, per test and size (TestInfo::auto_iters)
+  double case_time = 1.0;      // under --iters auto: seconds of timed work per case
   bool check = true;
   std::string output, json;
   bool force = false;
   double timeout = 60;
   Pairs pairs = Pairs::fixed;
-  int window = 0;  // 0: auto (64, fewer for messages over 4 MiB)
+  int window = 64;  // messages per bw/bibw iteration, as OSU
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)
   int device = -1;
   std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collectives/ring_schedule.h"
+#include "collectives/timed_loop.h"
 #include "errors.h"
 #include "memory_cache.h"
 #include "progress.h"
@@ -70,13 +71,6 @@ std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
   return {peers.begin(), peers.end()};
 }
 
-// OSU's window of 64 messages, cut down for large messages so an iteration
-// moves at most 256 MiB (a 1 GiB sweep would otherwise move 64 GiB per step).
-int auto_window(std::size_t bytes) {
-  std::size_t w = (256u << 20) / std::max<std::size_t>(bytes, 1);
-  return static_cast<int>(std::clamp<std::size_t>(w, 1, 64));
-}
-
 CaseParams base_params(const RunOptions& o, const std::string& test, MemKind mem, Path path) {
   CaseParams c;
   c.test = test;
@@ -84,10 +78,29 @@ CaseParams base_params(const RunOptions& o, const std::string& test, MemKind mem
   c.path = path;
   c.iters = o.iters;
   c.warmup = o.warmup;
+  c.iters_auto = o.iters == 0;
+  c.case_time = o.case_time;
   c.check = o.check;
   c.window = o.window;
   c.chunk_bytes = o.chunk_bytes;
   return c;
+}
+
+// What one iteration is and how many run: the table's header and the file
+// say it once, each case's `iters` gives its count.
+std::string iterations_note(const RunOptions& o) {
+  std::string n = o.iters > 0 ? fmt::format("{} timed iterations per case", o.iters)
+                              : fmt::format("timed iterations per case: auto, OSU's counts (latency 10000 up to "
+                                            "8 KiB, 1000 above; bw, bibw, copy rows 100, then 20; allreduce 1000, "
+                                            "then 100) cut to about {:g} s of timed work at the warm-up's pace "
+                                            "(--case-time), never fewer than {}",
+                                            o.case_time, kMinAutoIters);
+  n += o.warmup >= 0 ? fmt::format("; {} warm-up", o.warmup) : "; warm-up auto (OSU's skip counts)";
+  bool p2p = std::any_of(o.tests.begin(), o.tests.end(), [](auto& t) { return find_test(t)->point_to_point; });
+  if (p2p)
+    n += fmt::format("; latency: one iteration is one round trip (up to 64 back to back per barrier), bw and "
+                     "bibw: a window of {} messages per iteration", o.window);
+  return n;
 }
 
 // Every case of the run, in the order it will execute, with skip notes.
@@ -112,7 +125,11 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
             c.count = bytes / unit;
             c.bytes = c.count * unit;
-            if (ti.point_to_point && o.window == 0) c.window = auto_window(c.bytes);
+            if (o.iters == 0 || o.warmup < 0) {
+              IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
+              if (o.iters == 0) c.iters = n.iters;
+              if (o.warmup < 0) c.warmup = n.warmup;
+            }
             if (!ti.point_to_point)  // record the chunk the ring will use
               c.chunk_bytes = ring::chunk_bytes(o.chunk_bytes, mem == MemKind::host, c.bytes, n);
             if (c.count == 0) {
@@ -126,6 +143,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
               for (auto& t : o.transports) {
                 c.transport = t;
                 c.reference = false;
+                c.check = o.check;
                 out.push_back({{test, t, false, mem, path}, c});
               }
               for (auto& rname : o.references) {
@@ -137,6 +155,9 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                 }
                 c.transport = rname;
                 c.reference = true;
+                // Point-to-point reference rows (NCCL send/recv, copies) time
+                // a library or a copy engine and verify no data.
+                if (ti.point_to_point) c.check = false;
                 if (std::string why = ref->cannot_run(c); !why.empty()) {
                   std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(mem), dtype_name(dtype), op_name(op))
                                                  : fmt::format("{} {}", test, mem_name(mem));
@@ -163,6 +184,7 @@ class Sweep {
   SweepTotals run() {
     std::vector<std::string> notes;
     std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
+    notes.insert(notes.begin(), iterations_note(opt_));
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
     SweepTotals totals;
@@ -253,21 +275,25 @@ class Sweep {
                              c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst) : ""));
     TestEnv env{boot_, lane.transport, memory(c.mem)};
     CaseOutcome out = lane.test->run(env, c);
-    out.times.resize(c.iters, std::numeric_limits<double>::quiet_NaN());
+    // Under --iters auto the loops agreed on the count; the allreduce makes
+    // sure, so that no rank's gather is out of step.
+    CaseParams ran = c;
+    ran.iters = boot_.allreduce_max(static_cast<int>(out.times.size()));
+    out.times.resize(ran.iters, std::numeric_limits<double>::quiet_NaN());
     // One gather carries the times and, last, this rank's wrong count.
     out.times.push_back(static_cast<double>(out.wrong));
     std::vector<double> all = boot_.gather_to_root(out.times);
     CaseRecord rec;
-    rec.params = c;
+    rec.params = ran;
     rec.ranks = boot_.size();
     if (boot_.rank() != 0) return rec;
-    const std::size_t row = c.iters + 1;
+    const std::size_t row = ran.iters + 1;
     for (int r = 0; r < rec.ranks; ++r) {
-      rec.times.insert(rec.times.end(), all.begin() + r * row, all.begin() + r * row + c.iters);
-      rec.wrong += static_cast<std::uint64_t>(all[r * row + c.iters]);
+      rec.times.insert(rec.times.end(), all.begin() + r * row, all.begin() + r * row + ran.iters);
+      rec.wrong += static_cast<std::uint64_t>(all[r * row + ran.iters]);
     }
     const TestInfo& ti = *find_test(c.test);
-    summarize_record(rec, ti.algbw_bytes(c), ti.busbw_factor(rec.ranks));
+    summarize_record(rec, ti.algbw_bytes(ran), ti.busbw_factor(rec.ranks));
     return rec;
   }
 

@@ -10,6 +10,7 @@
 
 #include "cuda_kernels.h"
 #include "exact_inputs.h"
+#include "pattern.h"
 
 namespace gdr::cuda {
 namespace {
@@ -187,7 +188,62 @@ cudaError_t fill_sized(void* dst, std::size_t n, const InputTable& tab, int it, 
   return cudaGetLastError();
 }
 
+// One thread per 8-byte word of the message; whole-word stores where the
+// message starts on an 8-byte boundary (slots of odd sizes may not).
+__global__ void __launch_bounds__(kThreads)
+    pattern_fill_kernel(unsigned char* __restrict__ dst, std::size_t bytes, std::uint64_t seed) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(dst) % 8 == 0;
+  for (std::size_t w = thread_id(); w * 8 < bytes; w += grid_stride()) {
+    const std::uint64_t v = pattern::word(seed, w);
+    if (aligned && w * 8 + 8 <= bytes) {
+      reinterpret_cast<std::uint64_t*>(dst)[w] = v;
+      continue;
+    }
+    for (std::size_t i = w * 8; i < w * 8 + 8 && i < bytes; ++i)
+      dst[i] = static_cast<unsigned char>(v >> ((i & 7u) * 8u));
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    pattern_count_kernel(const unsigned char* __restrict__ buf, std::size_t bytes, std::uint64_t seed,
+                         unsigned long long* out) {
+  const bool aligned = reinterpret_cast<std::uintptr_t>(buf) % 8 == 0;
+  unsigned long long wrong = 0;
+  for (std::size_t w = thread_id(); w * 8 < bytes; w += grid_stride()) {
+    const std::uint64_t v = pattern::word(seed, w);
+    if (aligned && w * 8 + 8 <= bytes) {
+      std::uint64_t x = __ldg(reinterpret_cast<const unsigned long long*>(buf) + w) ^ v;
+      for (int k = 0; k < 8; ++k) wrong += ((x >> (8 * k)) & 0xffu) != 0;
+      continue;
+    }
+    for (std::size_t i = w * 8; i < w * 8 + 8 && i < bytes; ++i)
+      wrong += buf[i] != static_cast<unsigned char>(v >> ((i & 7u) * 8u));
+  }
+  for (int o = 16; o > 0; o >>= 1) wrong += __shfl_down_sync(0xffffffffu, wrong, o);
+  if ((threadIdx.x & 31) == 0 && wrong) atomicAdd(out, wrong);
+}
+
+int pattern_blocks(std::size_t bytes, int max_blocks) {
+  std::size_t b = ((bytes + 7) / 8 + kThreads - 1) / kThreads;
+  return b > static_cast<std::size_t>(max_blocks) ? max_blocks : static_cast<int>(b < 1 ? 1 : b);
+}
+
 }  // namespace
+
+cudaError_t launch_fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, Launch l) {
+  if (bytes == 0) return cudaSuccess;
+  pattern_fill_kernel<<<pattern_blocks(bytes, l.max_blocks), kThreads, 0, l.stream>>>(
+      static_cast<unsigned char*>(dst), bytes, seed);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed,
+                                       unsigned long long* d_counter, Launch l) {
+  if (bytes == 0) return cudaSuccess;
+  pattern_count_kernel<<<pattern_blocks(bytes, l.max_blocks), kThreads, 0, l.stream>>>(
+      static_cast<const unsigned char*>(buf), bytes, seed, d_counter);
+  return cudaGetLastError();
+}
 
 cudaError_t launch_reduce(void* dst, const void* src, std::size_t count, DType t, Op op, Launch l) {
   if (count == 0) return cudaSuccess;

@@ -5,6 +5,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 
 #include "datatype.h"
 
@@ -34,5 +35,11 @@ cudaError_t launch_fill(void* dst, std::size_t count, std::size_t elem_size, con
 cudaError_t launch_count_wrong(const void* buf, std::size_t count, DType t,
                                const ExpectedTable& tab, int it, unsigned long long* d_counter,
                                Launch l);
+
+// Point-to-point payloads (pattern.h): fill `bytes` with seed's pattern;
+// add the number of bytes that differ from it to *d_counter.
+cudaError_t launch_fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, Launch l);
+cudaError_t launch_count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed,
+                                       unsigned long long* d_counter, Launch l);
 
 }  // namespace gdr::cuda

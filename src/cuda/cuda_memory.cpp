@@ -20,6 +20,7 @@
 #include "exact_inputs.h"
 #include "host_reduce.h"
 #include "memory.h"
+#include "signals.h"
 #include "sizes.h"
 
 namespace gdr::cuda {
@@ -179,6 +180,51 @@ class CudaMemory final : public MemoryOps {
     return *h_counter_;
   }
 
+  void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) override {
+    ensure();
+    check(launch_fill_pattern(dst, bytes, seed, {stream_, max_blocks_}), "pattern fill kernel launch");
+  }
+
+  std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) override {
+    ensure();
+    check(cudaMemsetAsync(d_counter_, 0, sizeof *d_counter_, stream_), "cudaMemsetAsync");
+    check(launch_count_wrong_pattern(buf, bytes, seed, d_counter_, {stream_, max_blocks_}),
+          "pattern check kernel launch");
+    check(cudaMemcpyAsync(h_counter_, d_counter_, sizeof *d_counter_, cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync");
+    sync();
+    return *h_counter_;
+  }
+
+  // All n copies go out at once on the compute stream between two timing
+  // events; the host only polls the last event (with the deadline).
+  double time_copies(void* dst, const void* src, std::size_t bytes, int n, CopyKind k,
+                     double timeout_s) override {
+    ensure();
+    if (!timing_[0]) {
+      check(cudaEventCreate(&timing_[0]), "cudaEventCreate (timing)");
+      check(cudaEventCreate(&timing_[1]), "cudaEventCreate (timing)");
+    }
+    const cudaMemcpyKind kind = k == CopyKind::within    ? cudaMemcpyDeviceToDevice
+                                : k == CopyKind::to_host ? cudaMemcpyDeviceToHost
+                                                         : cudaMemcpyHostToDevice;
+    check(cudaEventRecord(timing_[0], stream_), "cudaEventRecord (copy window start)");
+    for (int i = 0; i < n; ++i) check(cudaMemcpyAsync(dst, src, bytes, kind, stream_), "cudaMemcpyAsync (copy window)");
+    check(cudaEventRecord(timing_[1], stream_), "cudaEventRecord (copy window end)");
+    Deadline deadline(timeout_s);
+    for (unsigned spins = 0;; ++spins) {
+      cudaError_t e = cudaEventQuery(timing_[1]);
+      if (e == cudaSuccess) break;
+      if (e != cudaErrorNotReady) check(e, "cudaEventQuery (copy window)");
+      if ((spins & 1023u) == 1023u && (throw_if_interrupted(), deadline.expired()))
+        throw TimeoutError(fmt::format("{}: {} copies of {} B on CUDA device {} did not finish within {:g} s",
+                                       who(), n, bytes, dev_, timeout_s));
+    }
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, timing_[0], timing_[1]), "cudaEventElapsedTime");
+    return ms * 1e-3;
+  }
+
   void sync() override {
     if (ready_) check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
   }
@@ -275,6 +321,7 @@ class CudaMemory final : public MemoryOps {
   unsigned long long* h_counter_ = nullptr;
   std::vector<cudaEvent_t> events_;
   std::vector<std::uint64_t> free_events_;
+  cudaEvent_t timing_[2] = {nullptr, nullptr};
 };
 
 // Never destroyed: at exit the CUDA runtime may already be gone.

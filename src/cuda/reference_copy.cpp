@@ -1,12 +1,16 @@
-// Reference rows beside `bw`: one plain copy of the message size on each
-// rank, device-to-device (copy-d2d), device-to-pinned-host (copy-d2h) and
-// pinned-host-to-device (copy-h2d). Ranks take turns, the others waiting at
-// a barrier, so each number is what one transfer can reach alone: the
-// physical ceilings beside every GPU result. The d2h/h2d rows use the very
-// copies the staged path pipelines (MemoryOps::copy_async).
+// Reference rows beside `bw`, in bw's shape: one iteration is a window of
+// `window` copies of the message size issued at once on one stream and
+// timed by CUDA events (MemoryOps::time_copies), device-to-device
+// (copy-d2d: the ceiling of a direct transfer between ranks on one GPU,
+// which CUDA IPC makes a device-to-device copy), device-to-pinned-host
+// (copy-d2h) and pinned-host-to-device (copy-h2d: the two halves of the
+// staged path). Ranks take turns, the others waiting at a barrier, so each
+// number is what one copy engine reaches alone. Time per copy = window
+// time / window, as bw's time per message.
 #include <fmt/format.h>
 
 #include "collectives/test.h"
+#include "collectives/timed_loop.h"
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/signals.h"
@@ -35,35 +39,29 @@ class CopyReference final : public Test {
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
     CaseOutcome out;
-    for (int it = -c.warmup; it < c.iters; ++it) {
+    auto iteration = [&] {
       double mine = 0;
       for (int turn = 0; turn < env.boot.size(); ++turn) {
         env.boot.barrier();
-        if (turn == env.boot.rank()) mine = once(env, c.bytes);
+        if (turn == env.boot.rank()) mine = window(env, c);
       }
-      if (it >= 0) out.times.push_back(mine);
-    }
+      return mine;
+    };
+    const double w0 = now_seconds();
+    for (int it = 0; it < c.warmup; ++it) iteration();
+    const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
+    for (int it = 0; it < iters; ++it) out.times.push_back(iteration());
     return out;
   }
 
  private:
-  double once(TestEnv& env, std::size_t bytes) {
-    MemoryOps& m = env.mem;
-    double t0 = now_seconds();
-    if (kind_ == Copy::d2d) {
-      m.copy(dst_.data(), src_.data(), bytes);
-      m.sync();
-      return now_seconds() - t0;
-    }
-    std::uint64_t ticket = kind_ == Copy::d2h
-                               ? m.copy_async(pinned_, src_.data(), bytes, MemoryOps::CopyDir::to_host)
-                               : m.copy_async(dst_.data(), pinned_, bytes, MemoryOps::CopyDir::from_host);
-    Deadline deadline(env.boot.timeout());
-    for (unsigned spins = 0; !m.copy_done(ticket); ++spins)
-      if ((spins & 4095u) == 4095u && (throw_if_interrupted(), deadline.expired()))
-        throw TimeoutError(fmt::format("{}: a {} B copy did not finish within {:g} s", env.boot.me(),
-                                       bytes, env.boot.timeout()));
-    return now_seconds() - t0;
+  // Seconds per copy of one window.
+  double window(TestEnv& env, const CaseParams& c) {
+    using K = MemoryOps::CopyKind;
+    const double t = kind_ == Copy::d2d   ? env.mem.time_copies(dst_.data(), src_.data(), c.bytes, c.window, K::within, env.boot.timeout())
+                     : kind_ == Copy::d2h ? env.mem.time_copies(pinned_, src_.data(), c.bytes, c.window, K::to_host, env.boot.timeout())
+                                          : env.mem.time_copies(dst_.data(), pinned_, c.bytes, c.window, K::from_host, env.boot.timeout());
+    return t / c.window;
   }
 
   Copy kind_;

@@ -15,6 +15,7 @@
 #include <deque>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectives/test.h"
@@ -78,12 +79,37 @@ class LaggingHostMemory final : public ForwardingMemory {
   int in_flight_ = 0, max_in_flight_ = 0;
 };
 
-std::unique_ptr<Transport> staged_mpi(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg,
-                                      const std::vector<int>& peers) {
-  auto t = make_staged_transport(find_transport("mpi")->create(boot), boot, mem, cfg);
+std::unique_ptr<Transport> staged_over(const char* inner, Bootstrap& boot, MemoryOps& mem,
+                                       StagingConfig cfg, const std::vector<int>& peers) {
+  auto t = make_staged_transport(find_transport(inner)->create(boot), boot, mem, cfg);
   t->connect(peers);
   return t;
 }
+
+std::unique_ptr<Transport> staged_mpi(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg,
+                                      const std::vector<int>& peers) {
+  return staged_over("mpi", boot, mem, cfg, peers);
+}
+
+// Host memory whose `nth` staging copy into user memory (from_host) after
+// arm() flips the first byte it writes: a fault between the wire and the
+// receiver's buffer, which only the receiver's check can see.
+class CorruptingHostMemory final : public ForwardingMemory {
+ public:
+  CorruptingHostMemory() : ForwardingMemory(*memory_ops(MemKind::host)) {}
+  std::uint64_t copy_async(void* dst, const void* src, std::size_t n, CopyDir dir) override {
+    std::uint64_t t = inner_.copy_async(dst, src, n, dir);
+    if (dir == CopyDir::from_host && n > 0 && ++seen_ == nth_) *static_cast<unsigned char*>(dst) ^= 0xff;
+    return t;
+  }
+  void arm(int nth) {
+    nth_ = nth;
+    seen_ = 0;
+  }
+
+ private:
+  int nth_ = 0, seen_ = 0;
+};
 
 std::byte pattern(int from, int msg, std::size_t i) {
   return static_cast<std::byte>((from * 131 + msg * 31 + i * 7 + (i >> 8)) & 0xff);
@@ -173,13 +199,16 @@ void allreduce(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, std::size_t b
     }
 }
 
-// The p2p bandwidth test's windowed pattern through staging.
-void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& label) {
+// The p2p tests through staging over `inner`: every byte of every message
+// checked (none wrong); with `spoiled`, one staging copy per case spoils a
+// received byte, which the receiver must count (on one rank of the pair).
+void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& label,
+         const char* inner = "mpi", CorruptingHostMemory* spoiled = nullptr) {
   const int n = boot.size(), me = boot.rank();
   std::vector<int> peers;
   if (me == 0) peers = {n / 2};
   if (me == n / 2) peers = {0};
-  auto t = staged_mpi(boot, mem, cfg, peers);
+  auto t = staged_over(inner, boot, mem, cfg, peers);
   for (const char* name : {"latency", "bw", "bibw"}) {
     auto test = find_test(name)->create();
     TestEnv env{boot, t.get(), mem};
@@ -193,9 +222,21 @@ void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& 
     c.window = 8;
     c.src = 0;
     c.dst = n / 2;
+    // Messages of 6 chunks. Spoil a chunk of the first timed message, past
+    // the warm-up (latency: its lead and round trip, 12 copies, then the
+    // timed batch's lead, 6 more, which round trip 0 overwrites; bw and
+    // bibw: the warm-up window, 48 copies on a receiving rank).
+    if (spoiled) spoiled->arm(std::string_view(name) == "latency" ? 20 : 50);
     CaseOutcome out = test->run(env, c);
-    expect(out.times.size() == 3, fmt::format("{}: {} over staged mpi returned {} times ({})",
-                                              boot.me(), name, out.times.size(), label));
+    expect(out.times.size() == 3, fmt::format("{}: {} over staged {} returned {} times ({})",
+                                              boot.me(), name, inner, out.times.size(), label));
+    std::uint64_t wrong = static_cast<std::uint64_t>(boot.allreduce_max(static_cast<int>(out.wrong)));
+    if (!spoiled)
+      expect(wrong == 0, fmt::format("{}: {} over staged {}: {} wrong bytes ({})", boot.me(), name, inner,
+                                     wrong, label));
+    else
+      expect(wrong >= 1, fmt::format("{}: {} over staged {}: a spoiled byte went unnoticed ({})", boot.me(),
+                                     name, inner, label));
   }
 }
 
@@ -235,6 +276,14 @@ int main(int argc, char** argv) {
     allreduce(boot, lagging, {1000, 3}, 50 * 1024 + 40, 4096, "lagging copies, chunk 1000 slots 3");
     p2p(boot, host, {4096, 2}, "host");
     p2p(boot, lagging, {1000, 4}, "lagging copies");
+    // The latency warm-up's lead and its round trip, and bw's warm-up window
+    // of 8 messages x 6 chunks, come first: spoil a copy well past them.
+    CorruptingHostMemory spoiling;
+    p2p(boot, spoiling, {1000, 3}, "one spoiled staging copy", "mpi", &spoiling);
+    if (find_transport("ucx") && find_transport("ucx")->unavailable_reason().empty()) {
+      p2p(boot, lagging, {1000, 4}, "lagging copies", "ucx");
+      p2p(boot, spoiling, {1000, 3}, "one spoiled staging copy", "ucx", &spoiling);
+    }
     errors_name_the_peer(boot, host);
   } catch (const std::exception& e) {
     expect(false, fmt::format("{}: unexpected error: {}", boot.me(), e.what()));

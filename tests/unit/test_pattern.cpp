@@ -1,0 +1,56 @@
+// The point-to-point payload pattern (src/pattern.h) through the host
+// memory kind: what the receiver's check must catch.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "src/memory.h"
+#include "src/pattern.h"
+
+namespace gdr {
+namespace {
+
+MemoryOps& host() { return *memory_ops(MemKind::host); }
+
+TEST(Pattern, FilledMessageChecksClean) {
+  for (std::size_t n : {0ul, 1ul, 7ul, 8ul, 9ul, 4096ul, 65537ul}) {
+    std::vector<unsigned char> b(n + 3);
+    // Odd offsets: slots of odd message sizes start anywhere.
+    host().fill_pattern(b.data() + 3, n, pattern::seed(1, 2, 3));
+    EXPECT_EQ(host().count_wrong_pattern(b.data() + 3, n, pattern::seed(1, 2, 3)), 0u) << n;
+  }
+}
+
+TEST(Pattern, SeedsDifferPerSenderIterationAndSlot) {
+  const std::uint64_t s = pattern::seed(1, 5, 2);
+  EXPECT_NE(s, pattern::seed(0, 5, 2));
+  EXPECT_NE(s, pattern::seed(1, 6, 2));
+  EXPECT_NE(s, pattern::seed(1, 5, 3));
+  // A message of another sender, iteration or slot fails nearly every byte.
+  std::vector<unsigned char> b(4096);
+  host().fill_pattern(b.data(), b.size(), s);
+  for (std::uint64_t other : {pattern::seed(0, 5, 2), pattern::seed(1, 6, 2), pattern::seed(1, 5, 3)})
+    EXPECT_GT(host().count_wrong_pattern(b.data(), b.size(), other), 4000u);
+}
+
+TEST(Pattern, TruncatedOrSpoiledMessageIsCounted) {
+  const std::uint64_t old_seed = pattern::seed(1, 4, 0), new_seed = pattern::seed(1, 5, 0);
+  std::vector<unsigned char> b(1000);
+  host().fill_pattern(b.data(), b.size(), old_seed);
+  host().fill_pattern(b.data(), 990, new_seed);  // the last 10 bytes never arrived
+  std::uint64_t wrong = host().count_wrong_pattern(b.data(), b.size(), new_seed);
+  EXPECT_GE(wrong, 9u);
+  EXPECT_LE(wrong, 10u);
+  host().fill_pattern(b.data(), b.size(), new_seed);
+  b[500] ^= 0x01;
+  EXPECT_EQ(host().count_wrong_pattern(b.data(), b.size(), new_seed), 1u);
+}
+
+TEST(Pattern, WordsAndBytesAgree) {
+  for (std::uint64_t i = 0; i < 64; ++i)
+    EXPECT_EQ(pattern::byte_at(9, i), static_cast<unsigned char>(pattern::word(9, i / 8) >> (8 * (i % 8))));
+}
+
+}  // namespace
+}  // namespace gdr
