@@ -33,9 +33,11 @@ perftest() {  # label: ucx_perftest tag_bw on cuda memory at the sweep's sizes
   for s in 1048576 16777216 67108864 268435456; do
     /tmp/ucx/bin/ucx_perftest -p 13377 >/dev/null 2>&1 &
     sleep 1
-    timeout 60 /tmp/ucx/bin/ucx_perftest 127.0.0.1 -p 13377 -t tag_bw -m cuda -s $s >"$work/perftest_$1_$s.txt" 2>&1
+    n=$(( 68719476736 / s ))  # 64 GiB per size (its default 1e6 iterations would take minutes)
+    timeout 60 /tmp/ucx/bin/ucx_perftest 127.0.0.1 -p 13377 -t tag_bw -m cuda -s $s -n $n -w $(( n / 10 )) \
+      >"$work/perftest_$1_$s.txt" 2>&1
     wait
-    echo "$1 tag_bw $s: $(grep -E '^ +Final:' -A0 "$work/perftest_$1_$s.txt" | head -1)"
+    echo "$1 tag_bw $s: $(grep -E 'Final' "$work/perftest_$1_$s.txt" | tail -1)"
   done
 }
 
