@@ -36,6 +36,15 @@ std::size_t slot_buffer_bytes(std::size_t max) {
   return std::max(max, std::min<std::size_t>(64 * max, kSlotBytes));
 }
 
+// The slots a case uses (--slots, or auto: as many as the buffers hold), at
+// most one per message of a window or round trip of a batch.
+void complete_slots(CaseParams& c, std::size_t max) {
+  const std::size_t fit = std::max<std::size_t>(1, slot_buffer_bytes(max) / std::max<std::size_t>(c.bytes, 1));
+  const std::size_t most = c.test == "latency" ? kLatencyBatch : static_cast<std::size_t>(c.window);
+  const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : fit;
+  c.slots = static_cast<int>(std::min({want, fit, most}));
+}
+
 class PointToPoint final : public Test {
  public:
   explicit PointToPoint(Kind k) : kind_(k) {}
@@ -54,10 +63,15 @@ class PointToPoint final : public Test {
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
-    const std::size_t fit = std::max<std::size_t>(1, cap_ / std::max<std::size_t>(c.bytes, 1));
-    slots_ = static_cast<int>(std::min<std::size_t>(fit, kind_ == Kind::latency ? kLatencyBatch : c.window));
+    slots_ = std::max(1, c.slots);
+    if (static_cast<std::size_t>(slots_) * c.bytes > cap_)
+      throw RunError(fmt::format("{}: {} slots of {} B exceed the {} B buffers", env.boot.me(), slots_, c.bytes, cap_));
     PairHooks h;
-    h.batch = kind_ == Kind::latency ? slots_ : 1;
+    // Latency: a batch of round trips, one slot each. bw: the receiver's
+    // check waits until the sender filled the next window (late_check), so
+    // its GPU work never sits between the sender's and the timed copies.
+    h.batch = kind_ == Kind::latency ? kLatencyBatch : 1;
+    h.late_check = kind_ != Kind::latency;
     h.before = [&](const PairRole& r, int first, int n) { before(env, c, r, first, n); };
     if (kind_ == Kind::latency) h.lead = [&](const PairRole& r) { lead(env, c, r); };
     h.once = [&](const PairRole& r, int it) { return once(env, c, r, it); };
@@ -67,10 +81,15 @@ class PointToPoint final : public Test {
 
  private:
   std::size_t at(int slot, const CaseParams& c) const { return static_cast<std::size_t>(slot) * c.bytes; }
-  // The seed of what `sender` sends from `slot` in iteration `it` (latency:
-  // one slot per iteration of the batch, so the slot is the iteration's).
-  std::uint64_t seed(const CaseParams& c, int sender, int it, int slot) const {
-    return pattern::seed(sender, static_cast<std::uint64_t>(it + c.warmup), slot);
+  // Slots in use in a batch of n iterations (bw, bibw: n is 1, the window
+  // fills them all; latency: round trip k uses slot k mod slots_).
+  int used(int n) const { return kind_ == Kind::latency ? std::min(slots_, n) : slots_; }
+  // The seed of what `sender` has in `slot` once the batch starting at
+  // iteration `first` is through: bw and bibw, per iteration and slot;
+  // latency, per round trip (the batch's last round trip in that slot).
+  std::uint64_t seed(const CaseParams& c, int sender, int first, int n, int slot) const {
+    const int it = kind_ == Kind::latency ? first + slot + (n - 1 - slot) / slots_ * slots_ : first;
+    return pattern::seed(sender, static_cast<std::uint64_t>(it + c.warmup), kind_ == Kind::latency ? 0 : slot);
   }
   bool sends(const PairRole& r) const { return kind_ != Kind::bw || r.initiator; }
   bool receives(const PairRole& r) const { return kind_ != Kind::bw || !r.initiator; }
@@ -80,12 +99,9 @@ class PointToPoint final : public Test {
   // as a real application would have them waiting: a transport whose sender
   // needs the receiver's buffer first (verbs) then pays no extra hop.
   void before(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
-    const int me = env.boot.rank();
-    if (c.check && first >= 0) {
-      if (kind_ == Kind::latency)
-        for (int k = 0; k < n; ++k) env.mem.fill_pattern(slot(send_, k, c), c.bytes, seed(c, me, first + k, 0));
-      else if (sends(r))
-        for (int s = 0; s < slots_; ++s) env.mem.fill_pattern(slot(send_, s, c), c.bytes, seed(c, me, first, s));
+    if (c.check && first >= 0 && sends(r)) {
+      for (int s = 0; s < used(n); ++s)
+        env.mem.fill_pattern(slot(send_, s, c), c.bytes, seed(c, env.boot.rank(), first, n, s));
       env.mem.sync();
     }
     first_ = first;
@@ -93,7 +109,7 @@ class PointToPoint final : public Test {
     if (kind_ != Kind::latency) return;
     Transport& t = *env.transport;
     pre_.push_back(t.post_recv(r.peer, *rrecv_, 0, c.bytes));  // the lead round trip's
-    for (int k = 0; k < n; ++k) pre_.push_back(t.post_recv(r.peer, *rrecv_, at(k, c), c.bytes));
+    for (int k = 0; k < n; ++k) pre_.push_back(t.post_recv(r.peer, *rrecv_, at(k % slots_, c), c.bytes));
   }
 
   void* slot(UniqueBuffer& b, int s, const CaseParams& c) { return static_cast<std::byte*>(b.data()) + at(s, c); }
@@ -119,7 +135,7 @@ class PointToPoint final : public Test {
     switch (kind_) {
       case Kind::latency: {
         const int k = it - first_;
-        const std::size_t off = at(k, c);
+        const std::size_t off = at(k % slots_, c);
         if (r.initiator) {
           Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k + 1]};
           wait_all(t, both, env.boot);
@@ -156,14 +172,10 @@ class PointToPoint final : public Test {
   // its sender wrote (a slot written twice holds the same message twice).
   std::uint64_t after(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
     if (!c.check || !receives(r)) return 0;
-    const int used = kind_ == Kind::latency ? n : slots_;
     if (first == 0 && selftest_corrupt() && env.boot.rank() == c.dst) flip_first_byte(env);
     std::uint64_t wrong = 0;
-    for (int s = 0; s < used; ++s) {
-      const int it = kind_ == Kind::latency ? first + s : first;
-      wrong += env.mem.count_wrong_pattern(slot(recv_, s, c), c.bytes,
-                                           seed(c, r.peer, it, kind_ == Kind::latency ? 0 : s));
-    }
+    for (int s = 0; s < used(n); ++s)
+      wrong += env.mem.count_wrong_pattern(slot(recv_, s, c), c.bytes, seed(c, r.peer, first, n, s));
     return wrong;
   }
 
@@ -198,11 +210,13 @@ IterCounts bw_iters(std::size_t bytes) { return bytes <= 8192 ? IterCounts{100, 
 
 GDR_REGISTER_TEST(reg_latency, "latency", true, one_way, unit,
                   [] { return std::make_unique<PointToPoint>(Kind::latency); }, p2p_footprint,
-                  latency_iters);
+                  latency_iters, complete_slots);
 GDR_REGISTER_TEST(reg_bw, "bw", true, one_way, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::bw); }, p2p_footprint, bw_iters);
+                  [] { return std::make_unique<PointToPoint>(Kind::bw); }, p2p_footprint, bw_iters,
+                  complete_slots);
 GDR_REGISTER_TEST(reg_bibw, "bibw", true, both_ways, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::bibw); }, p2p_footprint, bw_iters);
+                  [] { return std::make_unique<PointToPoint>(Kind::bibw); }, p2p_footprint, bw_iters,
+                  complete_slots);
 
 }  // namespace
 }  // namespace gdr

@@ -38,6 +38,7 @@ struct CaseParams {
   bool check = true;
   int src = -1, dst = -1;  // p2p pair; -1 for collectives
   int window = 64;         // messages in flight per bw/bibw iteration
+  int slots = 0;           // p2p: distinct buffers per side (0: auto; set by the test's complete hook)
   std::size_t chunk_bytes = 0;  // ring pipelining granularity; 0 = auto
 };
 
@@ -90,6 +91,8 @@ struct TestInfo {
   std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};
   // --iters auto: the most iterations and the warm-up at this size (unset: 20 and 5).
   std::function<IterCounts(std::size_t bytes)> auto_iters = {};
+  // Fills in the case's own parameters (p2p: its slots) for a sweep up to max_bytes.
+  std::function<void(CaseParams&, std::size_t max_bytes)> complete = {};
 };
 
 std::vector<TestInfo>& test_registry();

@@ -118,6 +118,7 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "src", c.src);
     attr_num(g, "dst", c.dst);
     attr_num(g, "window", c.window);
+    if (!c.has_dtype && !c.reference) attr_num(g, "slots", c.slots);  // p2p: distinct buffers per side
     attr_num(g, "chunk_bytes", c.chunk_bytes);
     attr_num(g, "wrong", r.wrong);
     attr_num(g, "time_us_mean", r.slowest.mean * 1e6);

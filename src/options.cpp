@@ -72,6 +72,10 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
   sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration (64 as OSU)")
       ->capture_default_str();
+  sub.add_option("--slots", a.slots,
+                 "p2p: distinct buffers the messages of a window (a batch of round trips) land in "
+                 "and are checked in; auto: up to 64 within 64 MiB; 1: one buffer, as OSU")
+      ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
   sub.add_option("--device", a.device, "CUDA device for every rank (default: local rank mod count)");
@@ -183,6 +187,7 @@ RunOptions validate(const RunArgs& a) {
   if (a.window < 1 || a.window > 1'000'000)
     throw UsageError(fmt::format("--window {} must be a whole number from 1 to 1000000", a.window));
   o.window = a.window;
+  o.slots = a.slots == "auto" ? 0 : whole_number(a.slots, "--slots", 1);
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
   if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
   o.device = a.device;

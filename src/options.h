@@ -33,6 +33,7 @@ struct RunArgs {
   double timeout = 60;
   std::string pairs;
   int window = 64;
+  std::string slots = "auto";
   std::string chunk = "auto";
   int device = -1;
   std::string stage_chunk = "4M";
@@ -58,6 +59,7 @@ struct RunOptions {
   double timeout = 60;
   Pairs pairs = Pairs::fixed;
   int window = 64;  // messages per bw/bibw iteration, as OSU
+  int slots = 0;    // p2p: distinct message buffers per side; 0: auto (see collectives/p2p.cpp)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)
   int device = -1;
   std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk

@@ -82,6 +82,7 @@ CaseParams base_params(const RunOptions& o, const std::string& test, MemKind mem
   c.case_time = o.case_time;
   c.check = o.check;
   c.window = o.window;
+  c.slots = o.slots;
   c.chunk_bytes = o.chunk_bytes;
   return c;
 }
@@ -125,6 +126,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
             c.count = bytes / unit;
             c.bytes = c.count * unit;
+            if (ti.complete) ti.complete(c, o.sizes.back());
             if (o.iters == 0 || o.warmup < 0) {
               IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
               if (o.iters == 0) c.iters = n.iters;

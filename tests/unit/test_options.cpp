@@ -23,8 +23,11 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o.sizes.front(), 8u);
   EXPECT_EQ(o.sizes.back(), 64u << 20);
   EXPECT_EQ(o.sizes.size(), 24u);
-  EXPECT_EQ(o.iters, 20);
-  EXPECT_EQ(o.warmup, 5);
+  EXPECT_EQ(o.iters, 0);  // auto
+  EXPECT_EQ(o.window, 64);
+  EXPECT_EQ(o.slots, 0);  // auto
+  EXPECT_DOUBLE_EQ(o.case_time, 1.0);
+  EXPECT_EQ(o.warmup, -1);  // auto
   EXPECT_EQ(o.dtypes, (std::vector<DType>{DType::f32}));
   EXPECT_EQ(o.ops, (std::vector<Op>{Op::sum}));
   EXPECT_TRUE(o.check);
