@@ -29,6 +29,7 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kLatencyBatch = 64;                  // round trips per barrier
 constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer
 constexpr std::size_t kAckBytes = 64;
+constexpr std::size_t kLeadBytes = 1u << 20;       // bw, bibw: the lead message's most
 
 // Bytes of each of the send and receive buffers for messages up to `max`:
 // room for 64 slots of the largest message, within kSlotBytes.
@@ -54,12 +55,14 @@ class PointToPoint final : public Test {
     send_ = UniqueBuffer(&env.mem, cap_);
     recv_ = UniqueBuffer(&env.mem, cap_);
     ack_ = UniqueBuffer(&env.mem, kAckBytes);
+    lead_ = UniqueBuffer(&env.mem, std::min(max_bytes, kLeadBytes));
     // Never time on zeros, even with --check 0: every slot carries a pattern.
     env.mem.fill_pattern(send_.data(), cap_, pattern::seed(env.boot.rank(), ~0ull, 0));
     env.mem.sync();
     rsend_ = env.transport->register_memory(send_.get());
     rrecv_ = env.transport->register_memory(recv_.get());
     rack_ = env.transport->register_memory(ack_.get());
+    rlead_ = env.transport->register_memory(lead_.get());
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
@@ -67,13 +70,11 @@ class PointToPoint final : public Test {
     if (static_cast<std::size_t>(slots_) * c.bytes > cap_)
       throw RunError(fmt::format("{}: {} slots of {} B exceed the {} B buffers", env.boot.me(), slots_, c.bytes, cap_));
     PairHooks h;
-    // Latency: a batch of round trips, one slot each. bw: the receiver's
-    // check waits until the sender filled the next window (late_check), so
-    // its GPU work never sits between the sender's and the timed copies.
+    // Latency: a batch of round trips, k in slot k mod slots_; bw, bibw: one
+    // window per barrier. Each batch starts with an untimed lead exchange.
     h.batch = kind_ == Kind::latency ? kLatencyBatch : 1;
-    h.late_check = kind_ != Kind::latency;
     h.before = [&](const PairRole& r, int first, int n) { before(env, c, r, first, n); };
-    if (kind_ == Kind::latency) h.lead = [&](const PairRole& r) { lead(env, c, r); };
+    h.lead = [&](const PairRole& r) { kind_ == Kind::latency ? lead(env, c, r) : lead_message(env, c, r); };
     h.once = [&](const PairRole& r, int it) { return once(env, c, r, it); };
     h.after = [&](const PairRole& r, int first, int n) { return after(env, c, r, first, n); };
     return timed_pair_loop(env, c, h);
@@ -124,6 +125,17 @@ class PointToPoint final : public Test {
       wait_one(t, pre_[0], env.boot);
       wait_one(t, t.post_send(r.peer, *rsend_, 0, c.bytes), env.boot);
     }
+  }
+
+  // bw, bibw: one untimed message (at most kLeadBytes) one way or both ways,
+  // into a buffer of its own, so it cannot stand in for a lost timed one.
+  void lead_message(TestEnv& env, const CaseParams& c, const PairRole& r) {
+    Transport& t = *env.transport;
+    const std::size_t len = std::min(c.bytes, kLeadBytes);
+    std::vector<Request> reqs;
+    if (receives(r)) reqs.push_back(t.post_recv(r.peer, *rlead_, 0, len));
+    if (sends(r)) reqs.push_back(t.post_send(r.peer, *rsend_, 0, len));
+    wait_all(t, reqs, env.boot);
   }
 
   double once(TestEnv& env, const CaseParams& c, const PairRole& r, int it) {
@@ -190,17 +202,17 @@ class PointToPoint final : public Test {
   std::size_t cap_ = 0;
   int slots_ = 1, first_ = 0;
   std::vector<Request> pre_;  // latency: the batch's pre-posted receives
-  UniqueBuffer send_, recv_, ack_;
-  std::unique_ptr<MemRegion> rsend_, rrecv_, rack_;
+  UniqueBuffer send_, recv_, ack_, lead_;
+  std::unique_ptr<MemRegion> rsend_, rrecv_, rack_, rlead_;
 };
 
 double one_way(const CaseParams& c) { return static_cast<double>(c.bytes); }
 double both_ways(const CaseParams& c) { return 2.0 * static_cast<double>(c.bytes); }
 double unit(int) { return 1.0; }
 
-// The send and receive buffers (slot_buffer_bytes) and the ack.
+// The send and receive buffers (slot_buffer_bytes), the ack and the lead's.
 Footprint p2p_footprint(std::size_t max, int) {
-  return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), kAckBytes}, 0};
+  return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), kAckBytes, std::min(max, kLeadBytes)}, 0};
 }
 
 // OSU's counts (osu_util.h): latency 10000 iterations and 100 skipped up to

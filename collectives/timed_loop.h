@@ -91,18 +91,16 @@ struct PairHooks {
   int batch = 1;
   // Before the batch's barrier: fill what will be sent, post receives.
   std::function<void(const PairRole&, int first, int n)> before = {};
-  // After the barrier, untimed: one exchange that lets the barrier's exit
-  // skew pass before the first timed iteration (the ping-pong's).
+  // After the barrier, untimed: one exchange in the shape of the timed ones
+  // (a round trip, a message each way), so the barrier's exit skew passes
+  // before the first timed iteration, and the fill and check before the
+  // barrier leave no trace in it (without CUDA MPS, a check's kernel would
+  // otherwise make the GPU switch process contexts inside the timed region).
   std::function<void(const PairRole&)> lead = {};
   // One timed iteration: seconds, or NaN for a rank without a time.
   std::function<double(const PairRole&, int it)> once;
   // After the batch: wrong elements among what arrived (timed batches only).
   std::function<std::uint64_t(const PairRole&, int first, int n)> after = {};
-  // Run `after` only once the next batch's `before` is through on both ranks
-  // (behind a barrier of its own), so that the check is the last GPU work
-  // before the timed region: without CUDA MPS, a sender's fill running after
-  // the receiver's check would make the GPU switch contexts inside it.
-  bool late_check = false;
 };
 
 // Ranks outside the pair only join the barriers and record NaN.
@@ -111,27 +109,17 @@ inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const Pair
   const int me = env.boot.rank();
   PairRole role{me == c.src || me == c.dst, me == c.src, me == c.src ? c.dst : c.src};
   const int batch = std::max(1, h.batch);
-  int late_first = 0, late_n = 0;  // a batch whose check waits (late_check)
-  auto check_late = [&] {
-    if (late_n > 0 && role.in_pair) out.wrong += h.after(role, late_first, late_n);
-    late_n = 0;
-  };
   auto phase = [&](int first, int count, bool timed) {
     for (int done = 0; done < count;) {
       const int it = first + done, n = std::min(batch, count - done);
       if (role.in_pair && h.before) h.before(role, it, n);
       env.boot.barrier();
-      if (late_n > 0) {  // every rank knows: the plan is the same everywhere
-        check_late();
-        env.boot.barrier();
-      }
       if (role.in_pair && h.lead) h.lead(role);
       for (int k = 0; k < n; ++k) {
         double t = role.in_pair ? h.once(role, it + k) : std::numeric_limits<double>::quiet_NaN();
         if (timed) out.times.push_back(t);
       }
-      if (timed && h.after && h.late_check) late_first = it, late_n = n;
-      else if (timed && role.in_pair && h.after) out.wrong += h.after(role, it, n);
+      if (timed && role.in_pair && h.after) out.wrong += h.after(role, it, n);
       done += n;
     }
   };
@@ -140,7 +128,6 @@ inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const Pair
   const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
   out.times.reserve(iters);
   phase(0, iters, true);
-  check_late();
   return out;
 }
 

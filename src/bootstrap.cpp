@@ -113,6 +113,7 @@ void Bootstrap::wait(MPI_Request& req, const char* what) {
     int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) check_mpi(rc, what);
     if (done) return;
+    for (auto& [owner, progress] : idle_progress_) progress();
     if ((spins & 1023u) == 1023u || interrupted()) {
       throw_if_interrupted();
       if (deadline.expired())
@@ -121,6 +122,14 @@ void Bootstrap::wait(MPI_Request& req, const char* what) {
       std::this_thread::yield();
     }
   }
+}
+
+void Bootstrap::add_idle_progress(const void* owner, std::function<void()> fn) {
+  idle_progress_.emplace_back(owner, std::move(fn));
+}
+
+void Bootstrap::remove_idle_progress(const void* owner) {
+  std::erase_if(idle_progress_, [owner](auto& p) { return p.first == owner; });
 }
 
 std::string Bootstrap::where() const {

@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <functional>
 #include <memory>
 
 #include <cstddef>
@@ -65,6 +66,13 @@ class Bootstrap {
   // call from a rank whose collective timed out; rank 0 also checks failures.
   void poll();
 
+  // Work that must go on while this rank waits in a collective: a transport
+  // whose library sends its protocol's last messages (a rendezvous' final
+  // acknowledgement) only when progressed registers it here, so a peer
+  // still waiting for them is not left hanging (keyed by its owner).
+  void add_idle_progress(const void* owner, std::function<void()> fn);
+  void remove_idle_progress(const void* owner);
+
   // Ends the whole job: prints `message` (prefixed by this rank) and aborts.
   [[noreturn]] void abort(const std::string& message, int code);
 
@@ -79,6 +87,7 @@ class Bootstrap {
   std::string where() const;
 
   std::unique_ptr<RollCall> roll_;
+  std::vector<std::pair<const void*, std::function<void()>>> idle_progress_;
   const char* waiting_in_ = nullptr;  // the collective wait in progress, if any
   std::chrono::steady_clock::time_point next_answer_{};  // answer() at most every millisecond
   MPI_Comm comm_ = MPI_COMM_NULL;

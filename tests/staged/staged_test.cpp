@@ -226,8 +226,9 @@ void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& 
     // Messages of 6 chunks. Spoil a chunk of the first timed message, past
     // the warm-up (latency: its lead and round trip, 12 copies, then the
     // timed batch's lead, 6 more, which round trip 0 overwrites; bw and
-    // bibw: the warm-up window, 48 copies on a receiving rank).
-    if (spoiled) spoiled->arm(std::string_view(name) == "latency" ? 20 : 50);
+    // bibw: the warm-up lead message and window, 54 copies on a receiving
+    // rank, then the timed lead, 6 more; 68 is the second timed message).
+    if (spoiled) spoiled->arm(std::string_view(name) == "latency" ? 20 : 68);
     CaseOutcome out = test->run(env, c);
     expect(out.times.size() == 3, fmt::format("{}: {} over staged {} returned {} times ({})",
                                               boot.me(), name, inner, out.times.size(), label));

@@ -19,7 +19,7 @@ namespace gdr::ucx {
 
 class SendCap {
  public:
-  static constexpr int kDefault = 8;
+  static constexpr int kDefault = 0;
 
   // limit <= 0: no cap.
   SendCap(int peers, int limit) : limit_(limit), in_flight_(peers, 0), queued_(peers) {}

@@ -99,6 +99,12 @@ class UcxTransport final : public Transport {
     if (st != UCS_OK)
       throw RunError(fmt::format("{}: ucp_worker_create failed: {}", boot.me(),
                                  ucs_status_string(st)));
+    // A send or receive that completed here may still owe the peer its
+    // rendezvous' last message (ATS/ATP), which UCX sends only when
+    // progressed: keep progressing while this rank waits in a barrier, or
+    // the peer waits for it forever (the "stall" of many rendezvous of
+    // device memory in flight, seen with UCX 1.13 on cuda_ipc).
+    boot_.add_idle_progress(this, [this] { ucp_worker_progress(worker_); });
   }
   ~UcxTransport() override;
 
@@ -428,6 +434,7 @@ UcxTransport::~UcxTransport() {
   if (in_flight && std::uncaught_exceptions() == 0)
     fmt::print(stderr, "gdrbench: {}: {} UCX operations were still in flight at shutdown\n",
                boot_.me(), in_flight);
+  boot_.remove_idle_progress(this);
   close_endpoints();
   if (worker_) ucp_worker_destroy(worker_);
 }
