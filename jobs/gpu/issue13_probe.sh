@@ -53,19 +53,15 @@ perftest() {  # label: ucx_perftest tag_bw on cuda memory, 1 MiB .. 256 MiB
   stamp "$1 ucx_perftest done"
 }
 
-sweep=(-t bw,bibw -b 1M -e 256M -f 4 --reference none)
-g nomps_cap8 -- "${sweep[@]}"
-g nomps_cap8_c0 -- "${sweep[@]}" -c 0
-g nomps_cap16 GDR_UCX_CUDA_MAX_SENDS=16 -- "${sweep[@]}"
-g nomps_cap32 GDR_UCX_CUDA_MAX_SENDS=32 -- "${sweep[@]}"
-g nomps_slots1 -- -t bw -b 1M -e 256M -f 2 --slots 1 --reference none
-g nomps_bw -- -t bw -b 1M -e 256M -f 2 --reference copy-d2d
+full=(-t bw,bibw -b 16K -e 1G -f 2 --reference copy-d2d --timeout 15)
+g nomps_full -- "${full[@]}"
+g nomps_c0 -- -t bw,bibw -b 1M -e 256M -f 4 --reference none -c 0 --timeout 15
+g nomps_cap8 GDR_UCX_CUDA_MAX_SENDS=8 -- -t bw,bibw -b 1M -e 256M -f 4 --reference none
+g nomps_slots1 -- -t bw,bibw -b 1M -e 256M -f 2 --slots 1 --reference none --timeout 15
 perftest nomps
 nvidia-cuda-mps-control -d && sleep 1
-g mps_cap8 -- -t bw,bibw -b 1M -e 1G -f 2 --reference copy-d2d
-g mps_cap16 GDR_UCX_CUDA_MAX_SENDS=16 -- "${sweep[@]}" --timeout 10
-g mps_cap32 GDR_UCX_CUDA_MAX_SENDS=32 -- "${sweep[@]}" --timeout 10
-g mps_slots1 -- -t bw -b 1M -e 256M -f 2 --slots 1 --reference none
+g mps_full -- "${full[@]}"
+g mps_slots1 -- -t bw,bibw -b 1M -e 256M -f 2 --slots 1 --reference none --timeout 15
 g mps_lat -- -t latency -b 8 -e 8 --reference none
 perftest mps
 echo quit | nvidia-cuda-mps-control; sleep 1
