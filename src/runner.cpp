@@ -15,6 +15,9 @@
 #include "progress.h"
 #include "signals.h"
 #include "transports/staged/staged_transport.h"
+#ifdef GDR_HAVE_CUDA
+#include "cuda/cuda_memory.h"
+#endif
 
 namespace gdr {
 namespace {
@@ -187,6 +190,15 @@ class Sweep {
     std::vector<std::string> notes;
     std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
     notes.insert(notes.begin(), iterations_note(opt_));
+#ifdef GDR_HAVE_CUDA
+    if (std::count(opt_.mems.begin(), opt_.mems.end(), MemKind::cuda) && cuda::ranks_share_gpu())
+      notes.push_back(
+          "ranks share a GPU: unless CUDA MPS runs, the GPU time-slices between their processes, so a device "
+          "operation may wait for a context switch (about 150 us on an H200), and each iteration's data "
+          "check, though untimed, slows the timed window after it (H200, bw at 1 MiB: 73-75 GB/s with "
+          "--check 1, 101-137 with --check 0; no difference under MPS). Start MPS (nvidia-cuda-mps-control "
+          "-d) or give each rank its own GPU");
+#endif
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
     SweepTotals totals;

@@ -42,7 +42,7 @@ g() {
 }
 
 perftest() {  # label: ucx_perftest tag_bw on cuda memory, 1 MiB .. 256 MiB
-  for ((s = 1048576; s <= 268435456; s *= 2)); do
+  for ((s = 1048576; s <= ${PERF_MAX:-268435456}; s *= 4)); do
     /tmp/ucx/bin/ucx_perftest -p 13377 >/dev/null 2>&1 &
     sleep 0.5
     n=$(( 68719476736 / s ))  # 64 GiB per size (its default 1e6 iterations would take minutes)
@@ -53,19 +53,19 @@ perftest() {  # label: ucx_perftest tag_bw on cuda memory, 1 MiB .. 256 MiB
   stamp "$1 ucx_perftest done"
 }
 
-full=(-t bw,bibw -b 16K -e 1G -f 2 --reference copy-d2d --timeout 15)
-g nomps_full -- "${full[@]}"
-g nomps_c0 -- -t bw,bibw -b 1M -e 256M -f 4 --reference none -c 0 --timeout 15
-g nomps_cap8 GDR_UCX_CUDA_MAX_SENDS=8 -- -t bw,bibw -b 1M -e 256M -f 4 --reference none
-g nomps_slots1 -- -t bw,bibw -b 1M -e 256M -f 2 --slots 1 --reference none --timeout 15
+d=(-t bw,bibw -b 1M -e 16M -f 4 --reference none --timeout 15)
+g nomps_default -- "${d[@]}"
+g nomps_pertest GDR_P2P_DIAG=pertest -- "${d[@]}"
+g nomps_sleep GDR_P2P_DIAG=sleep -- "${d[@]}"
+g nomps_c0 -- "${d[@]}" -c 0
 perftest nomps
 nvidia-cuda-mps-control -d && sleep 1
-g mps_full -- "${full[@]}"
-g mps_slots1 -- -t bw,bibw -b 1M -e 256M -f 2 --slots 1 --reference none --timeout 15
-g mps_lat -- -t latency -b 8 -e 8 --reference none
+g mps_default -- "${d[@]}"
+g mps_pertest GDR_P2P_DIAG=pertest -- "${d[@]}"
+g mps_cap32 GDR_UCX_CUDA_MAX_SENDS=32 -- "${d[@]}"
+g mps_default2 -- "${d[@]}"
 perftest mps
 echo quit | nvidia-cuda-mps-control; sleep 1
-g nomps_lat -- -t latency -b 8 -e 8 --reference none
 
 tar -C "$work" -czf "$out/issue13_probe.tgz" .
 python3 - "$work" <<'EOF'

@@ -1,9 +1,12 @@
-// A per-peer cap on device-memory sends in flight. UCX 1.13 over cuda_ipc
-// (two GPUs on NVLink) stalls for good when about 64 rendezvous sends of
-// 16-32 KiB are outstanding each way (bibw with OSU's window of 64: the
-// sends sit in ucp_proto_progress_tag_rndv_rts, with UCX_RNDV_SCHEME=
-// put_zcopy too); with 8 in flight per peer it never did, and it reached
-// the same bandwidth as NCCL's send/recv (results/archive, 2 x H200).
+// A per-peer cap on device-memory sends in flight, a tuning measured on an
+// H200 (2 ranks on one GPU, UCX 1.13 over cuda_ipc, issue 13): under CUDA
+// MPS, 64 rendezvous sends each way at 1 MiB made bibw fall below bw (71-107
+// against 100-129 GB/s, three runs); 8, 16 or 32 in flight gave 155-181.
+// Without MPS fewer in flight starve the time-sliced GPU (cap 8: bibw 52
+// against 131 uncapped at 1 MiB); 32 kept 130. Default 32.
+// (The "stall" once blamed on many sends in flight was a rank that stopped
+// progressing UCX while its peer still waited for a rendezvous' last
+// message; the bootstrap's waits now progress UCX, see ucx_transport.cpp.)
 // Sends past the cap are queued in posting order and started as earlier
 // ones complete; the tags keep matching exact, so receivers see no change.
 #pragma once
@@ -19,7 +22,7 @@ namespace gdr::ucx {
 
 class SendCap {
  public:
-  static constexpr int kDefault = 0;
+  static constexpr int kDefault = 32;
 
   // limit <= 0: no cap.
   SendCap(int peers, int limit) : limit_(limit), in_flight_(peers, 0), queued_(peers) {}

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <deque>
 #include <exception>
+#include <string>
 
 #include "src/bootstrap.h"
 #include "src/errors.h"
