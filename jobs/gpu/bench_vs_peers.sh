@@ -163,6 +163,7 @@ gpu_half() {
   gmax=${MAXBYTES:-268435456} gsizes=$(sweep 1048576 "${MAXBYTES:-268435456}" 2)
   { nvidia-smi -L; "$(dirname "$perftest")/ucx_info" -v; } >"$work/env.txt" 2>&1
   stamp "$ngpu GPU(s); raw outputs in $work"
+  [ -n "$dry" ] || [ -x "$perftest" ] || stamp "no $perftest: the ucx_perftest columns stay empty"
   gpu_variant no-mps
   # Outside $work: its pipes and sockets do not belong in the tarball.
   export CUDA_MPS_PIPE_DIRECTORY=$work-mps/pipe CUDA_MPS_LOG_DIRECTORY=$work-mps/log

@@ -146,30 +146,27 @@ def wrong_rows(d):
     return out
 
 
-def p2p_lines(d, mem, sizes, lat_sizes, probs):
-    """bw and latency, gdrbench ucx vs ucx_perftest, per size. Returns {size: row dict}."""
+NOTE = ("(gdrbench: median time of the slowest rank, else mean; ucx_perftest: bw 'overall', "
+        "latency 50.0%ile; latency one way)")
+
+
+def p2p_data(d, mem, sizes, lat_sizes, probs):
+    """gdrbench ucx vs ucx_perftest per size: {size: {bw, pt_bw, lat, pt_lat}}."""
     p2p = load_jsonl(os.path.join(d, "gdr_p2p.jsonl"))
     small = load_jsonl(os.path.join(d, "gdr_lat8.jsonl"))
     res = {}
-    print("(gdrbench: median time of the slowest rank, else mean; ucx_perftest: bw 'overall', "
-          "latency 50.0%ile; latency one way)")
-    print(f"{'size(B)':>10} | {'bw GB/s':>8} {'tag_bw':>8} {'ratio':>6} | "
-          f"{'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
     for s in sorted(set(sizes) | set(lat_sizes)):
-        bw = pt_bw = lat = pt_lat = None
+        x = res[s] = {"bw": None, "pt_bw": None}
         if s in sizes:
-            bw = probs.need(rate(pick(p2p, "bw", "ucx", s)), f"gdrbench bw {mem} {s} B")
+            x["bw"] = probs.need(rate(pick(p2p, "bw", "ucx", s)), f"gdrbench bw {mem} {s} B")
             pt = probs.need(perftest(os.path.join(d, f"ucxpt_tag_bw_{s}.txt")),
                             f"ucx_perftest tag_bw {s} B")
-            pt_bw = pt and pt["gbps"]
+            x["pt_bw"] = pt and pt["gbps"]
         r = pick(p2p, "latency", "ucx", s) or pick(small, "latency", "ucx", s)
-        lat = probs.need(r and t_us(r), f"gdrbench latency {mem} {s} B")
+        x["lat"] = probs.need(r and t_us(r), f"gdrbench latency {mem} {s} B")
         pt = probs.need(perftest(os.path.join(d, f"ucxpt_tag_lat_{s}.txt")),
                         f"ucx_perftest tag_lat {s} B")
-        pt_lat = pt and pt["lat_us"]
-        res[s] = {"bw": bw, "pt_bw": pt_bw, "lat": lat, "pt_lat": pt_lat}
-        print(f"{s:>10} | {f(bw)} {f(pt_bw)} {f(ratio(bw, pt_bw), 6)} | "
-              f"{f(lat)} {f(pt_lat)} {f(ratio(lat, pt_lat), 6)}")
+        x["pt_lat"] = pt and pt["lat_us"]
     return res
 
 
@@ -177,7 +174,12 @@ def cpu(d, sizes, lat_sizes):
     probs = Problems()
     print("== host memory, 2 ranks: gdrbench -T ucx vs ucx_perftest (same UCX); bw ratio > 1: "
           "gdrbench faster; latency ratio > 1: gdrbench slower ==")
-    p2p_lines(d, "host", sizes, lat_sizes, probs)
+    print(NOTE)
+    print(f"{'size(B)':>10} | {'bw GB/s':>8} {'tag_bw':>8} {'ratio':>6} | "
+          f"{'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
+    for s, x in p2p_data(d, "host", sizes, lat_sizes, probs).items():
+        print(f"{s:>10} | {f(x['bw'])} {f(x['pt_bw'])} {f(ratio(x['bw'], x['pt_bw']), 6)} | "
+              f"{f(x['lat'])} {f(x['pt_lat'])} {f(ratio(x['lat'], x['pt_lat']), 6)}")
     ar = load_jsonl(os.path.join(d, "gdr_allreduce.jsonl"))
     print("== host memory, 2 ranks: ring allreduce over mpi vs MPI_Allreduce (busbw GB/s) ==")
     print(f"{'size(B)':>10} | {'ours':>8} {'MPI':>8} {'ratio':>6}")
@@ -199,14 +201,18 @@ def gpu_variant(d, sizes, lat_sizes):
     probs = Problems()
     print(f"\n== {name}: cuda memory, 2 ranks on one GPU: gdrbench -T ucx --path direct vs "
           "ucx_perftest -m cuda (same UCX) ==")
-    res = p2p_lines(d, "cuda", sizes, lat_sizes, probs)
+    res = p2p_data(d, "cuda", sizes, lat_sizes, probs)
     p2p = load_jsonl(os.path.join(d, "gdr_p2p.jsonl"))
-    print(f"{'size(B)':>10} | {'bibw':>8} {'bibw/bw':>7} | {'copy-d2d':>8} {'d2d/bw':>7}")
-    for s in sizes:
-        res[s]["bibw"] = probs.need(rate(pick(p2p, "bibw", "ucx", s)), f"gdrbench bibw {s} B")
-        res[s]["d2d"] = probs.need(rate(pick(p2p, "bw", "copy-d2d", s)), f"copy-d2d {s} B")
-        print(f"{s:>10} | {f(res[s]['bibw'])} {f(ratio(res[s]['bibw'], res[s]['bw']), 7)} | "
-              f"{f(res[s]['d2d'])} {f(ratio(res[s]['d2d'], res[s]['bw']), 7)}")
+    print(NOTE + "; bw, bibw, copy-d2d in GB/s")
+    print(f"{'size(B)':>10} | {'bw':>7} {'tag_bw':>7} {'ratio':>6} | {'bibw/bw':>7} | "
+          f"{'d2d/bw':>7} | {'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
+    for s, x in res.items():
+        if s in sizes:
+            x["bibw"] = probs.need(rate(pick(p2p, "bibw", "ucx", s)), f"gdrbench bibw {s} B")
+            x["d2d"] = probs.need(rate(pick(p2p, "bw", "copy-d2d", s)), f"copy-d2d {s} B")
+        print(f"{s:>10} | {f(x['bw'], 7, 1)} {f(x['pt_bw'], 7, 1)} {f(ratio(x['bw'], x['pt_bw']), 6)}"
+              f" | {f(ratio(x.get('bibw'), x['bw']), 7)} | {f(ratio(x.get('d2d'), x['bw']), 7)} | "
+              f"{f(x['lat'])} {f(x['pt_lat'])} {f(ratio(x['lat'], x['pt_lat']), 6)}")
     nccl = load_jsonl(os.path.join(d, "gdr_nccl.jsonl"))
     if nccl:
         print("-- 2 GPUs, one rank each: gdrbench ucx direct vs NCCL send/recv (ratio: ucx/nccl "
