@@ -1,0 +1,194 @@
+#!/usr/bin/env bash
+# Benchmark (issue 13): gdrbench beside the libraries' own tools IN THE SAME JOB, same sizes,
+# ratios per size (jobs/gpu/peers_table.py parses and prints).
+#
+#   cpu  host memory, 2 ranks: gdrbench -T ucx latency,bw vs ucx_perftest tag_lat/tag_bw
+#        (the ucx_perftest of the UCX gdrbench uses), and the ring allreduce over mpi vs its
+#        MPI_Allreduce row. A smoke test: asserts nothing about speed. Exit 0 when every tool
+#        ran and parsed and #wrong is 0, 1 otherwise, 77 when ucx_perftest is missing.
+#   gpu  on the lent GPU machine, one device call: build (device_build.sh), then without and
+#        with CUDA MPS: gdrbench -T ucx -m cuda --path direct latency,bw,bibw (+copy-d2d),
+#        ucx_perftest -m cuda tag_bw/tag_lat (/tmp/ucx/bin), 2 ranks on GPU 0; with >= 2 GPUs
+#        also NCCL send/recv rows (one rank on each of GPUs 0 and 1). Prints the table and
+#        PASS/FAIL per target of the issue (never fails on them). $OUT gets summary.txt and
+#        bench_vs_peers.tgz (every raw output).
+#   all  both (on the GPU machine).
+#
+# gdrbench runs with its defaults (window, iterations) apart from sizes; ucx_perftest with its
+# defaults apart from -n/-w, whose defaults (10^6 / 10^4 messages) would take hours at 256 MiB:
+# -n is the timed message count of gdrbench's row of that size (iterations x window), >= 100.
+#
+# env: WORK (raw outputs; default a new /tmp dir), GDRBENCH, UCX_PERFTEST, PERFTEST_PORT (13471),
+#      BUDGET_S (command time the gpu half may use, default 450), MAXBYTES (gpu: 268435456),
+#      DRY_RUN=1 (print, run nothing), NGPU (dry run: GPUs to assume). GDRBENCH and UCX_PERFTEST
+#      set in gpu mode skip the build and /tmp/ucx (a warm machine, or a rehearsal on host).
+# usage: jobs/gpu/bench_vs_peers.sh [cpu|gpu|all]        (default cpu)
+set -u
+mode=${1:-cpu}
+root=$(cd "$(dirname "$0")/../.." && pwd)
+py=${GDR_PYTHON:-/usr/bin/python3}
+table=$root/jobs/gpu/peers_table.py
+work=${WORK:-$(mktemp -d /tmp/bench_vs_peers.XXXXXX)}
+mkdir -p "$work"
+dry=${DRY_RUN:-}
+t0=$(date +%s)
+budget=${BUDGET_S:-450}
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+sweep() { local s=$1 out=; while ((s <= $2)); do out+="$s "; s=$((s * $3)); done; echo "${out% }"; }
+
+# Yama ptrace_scope >= 1 forbids process_vm_readv (UCX's cma) between sibling processes such
+# as the two ucx_perftest processes or two ranks, unless root. Both tools then go without cma.
+if [ "$(cat /proc/sys/kernel/yama/ptrace_scope 2>/dev/null || echo 0)" != 0 ] &&
+   [ "$(id -u)" != 0 ] && [ -z "${UCX_TLS:-}" ]; then
+  export UCX_TLS=^cma
+fi
+
+# step SECS LOG CMD...: run under timeout, capped by what is left of the budget, output to LOG.
+step() {
+  local secs=$1 log=$2; shift 2
+  if [ -n "$dry" ]; then echo "+ timeout $secs $* > ${log#$work/}"; return 0; fi
+  local left=$(( budget - ($(date +%s) - t0) ))
+  if (( left < 10 )); then echo "skipped, out of time: $*" | tee "$log"; return 124; fi
+  (( secs > left )) && secs=$left
+  timeout "$secs" "$@" >"$log" 2>&1
+}
+
+# gdr DIR NAME SECS run-args...: one mpirun -np 2 gdrbench run, JSON Lines and HDF5 into DIR.
+gdr() {
+  local dir=$1 name=$2 secs=$3 x=() v; shift 3
+  for v in LD_LIBRARY_PATH UCX_TLS CUDA_VISIBLE_DEVICES CUDA_MPS_PIPE_DIRECTORY \
+           CUDA_MPS_LOG_DIRECTORY NCCL_NVLS_ENABLE; do
+    [ -n "${!v:-}" ] && x+=(-x "$v")
+  done
+  step "$secs" "$dir/$name.txt" mpirun -q --oversubscribe --bind-to none -np 2 "${x[@]}" \
+    "$bin" run "$@" --output "$dir/$name.h5" --json "$dir/$name.jsonl"
+  local rc=$?
+  stamp "gdrbench $name: exit $rc ($(cat "$dir/$name.jsonl" 2>/dev/null | grep -c .) rows)"
+}
+
+listening() {  # PORT: is a TCP socket listening on it (/proc: no ss/netstat needed)?
+  awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+    END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+
+# ucxpt DIR TEST SIZE MEM: server in the background, client to 127.0.0.1, same port each time
+# (a port left listening by someone else is skipped); the server is killed after the client.
+ucxpt() {
+  local dir=$1 test=$2 size=$3 mem=$4 gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
+  [ "$test" = tag_lat ] && gtest=latency
+  [ -s "$dir/gdr_lat8.jsonl" ] && grep -q "\"bytes\":$size," "$dir/gdr_lat8.jsonl" && src=gdr_lat8
+  n=$("$py" "$table" count "$dir/$src.jsonl" "$gtest" "$size" 2>/dev/null)
+  n=$(( ${n:-0} > 100 ? ${n:-0} : 100 )); w=$(( n / 4 > 10 ? n / 4 : 10 ))
+  local log=$dir/ucxpt_${test}_${size}.txt
+  if [ -n "$dry" ]; then
+    echo "+ $perftest -p $port &;  timeout 60 $perftest 127.0.0.1 -p $port -t $test -s $size -m $mem -n $n -w $w > ${log#$work/}; kill server"
+    return 0
+  fi
+  while listening "$port"; do port=$((port + 1)); done
+  timeout 90 "$perftest" -p "$port" >"$log.server" 2>&1 &
+  spid=$!
+  for _ in $(seq 100); do listening "$port" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
+  step 60 "$log" "$perftest" 127.0.0.1 -p "$port" -t "$test" -s "$size" -m "$mem" -n "$n" -w "$w"
+  local rc=$?
+  kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
+  [ $rc = 0 ] || stamp "ucx_perftest $test $size B: exit $rc ($(grep -m1 -i error "$log"))"
+}
+
+cpu_half() {
+  local dir=$work/cpu s sizes lat8=8 ct=()
+  rm -rf "$dir"; mkdir -p "$dir"   # gdrbench never overwrites an --output
+  sizes=$(sweep 65536 4194304 4)   # 64K..4M: a few seconds in all on 2 cores
+  bin=${bin:-${GDRBENCH:-$root/build/gdrbench}}
+  perftest=${perftest:-${UCX_PERFTEST:-$(command -v ucx_perftest)}}
+  if [ -z "$dry" ] && [ ! -x "${perftest:-/nonexistent}" ]; then
+    echo "no ucx_perftest (apt-get install ucx-utils, or set UCX_PERFTEST): skipped"; return 77
+  fi
+  # Automatic iteration counts fill about --case-time per case (1 s): a quarter keeps the
+  # smoke test short; the counts stay OSU's where that fits.
+  "$bin" run --help 2>/dev/null | grep -q -- --case-time && ct=(--case-time 0.25)
+  stamp "cpu half: $bin, $perftest, raw outputs in $dir"
+  gdr "$dir" gdr_p2p 60 -T ucx -m host -t latency,bw -b 64K -e 4M -f 4 "${ct[@]}"
+  gdr "$dir" gdr_lat8 30 -T ucx -m host -t latency -b $lat8 -e $lat8 "${ct[@]}"
+  for s in $sizes; do ucxpt "$dir" tag_bw "$s" host; ucxpt "$dir" tag_lat "$s" host; done
+  ucxpt "$dir" tag_lat $lat8 host
+  stamp "ucx_perftest: $(ls "$dir"/ucxpt_*.txt 2>/dev/null | wc -l) runs"
+  gdr "$dir" gdr_allreduce 60 -T mpi -t allreduce --reference mpi -b 64K -e 4M -f 4 "${ct[@]}"
+  [ -n "$dry" ] && return 0
+  "$py" "$table" cpu "$dir" --sizes $sizes --lat-sizes $lat8
+}
+
+mps_on=
+mps_stop() {
+  [ -n "$mps_on" ] || return 0
+  if [ -n "$dry" ]; then echo "+ echo quit | nvidia-cuda-mps-control"; else
+    echo quit | timeout 20 nvidia-cuda-mps-control; fi
+  mps_on=
+  cp -r "$CUDA_MPS_LOG_DIRECTORY" "$work/mps-log" 2>/dev/null
+  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
+}
+trap mps_stop EXIT
+trap 'exit 130' INT TERM   # so that the EXIT trap stops MPS
+
+gpu_variant() {  # NAME: one full comparison into $work/NAME
+  local dir=$work/$1 s
+  rm -rf "$dir"; mkdir -p "$dir"
+  # 2 ranks on the one GPU (GPU 0 where there are more), as ucx_perftest's two processes.
+  (( ngpu > 1 )) && export CUDA_VISIBLE_DEVICES=0
+  gdr "$dir" gdr_p2p 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference copy-d2d -b 1M -e "$gmax"
+  gdr "$dir" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
+  for s in $gsizes; do ucxpt "$dir" tag_bw "$s" cuda; ucxpt "$dir" tag_lat "$s" cuda; done
+  ucxpt "$dir" tag_lat 8 cuda
+  stamp "$1: ucx_perftest done"
+  if (( ngpu > 1 )); then
+    export CUDA_VISIBLE_DEVICES=0,1 NCCL_NVLS_ENABLE=0   # NVLink multicast off (KINDS.md)
+    gdr "$dir" gdr_nccl 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference nccl -b 1M -e "$gmax"
+    unset NCCL_NVLS_ENABLE
+  fi
+  unset CUDA_VISIBLE_DEVICES
+}
+
+gpu_build() {  # the CUDA UCX (with bin/ucx_perftest) lands in /tmp/ucx
+  OUT=${OUT:-/tmp/gdr-out}; mkdir -p "$OUT"
+  if [ -z "$dry" ] && [ -z "${GDRBENCH:-}" ]; then
+    timeout 300 "$root/jobs/gpu/device_build.sh" "$root/build-device" || { echo "build failed"; return 1; }
+    stamp "built"
+  fi
+  export LD_LIBRARY_PATH=/tmp/ucx/lib:$root/.device/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+  bin=${GDRBENCH:-$root/build-device/gdrbench} perftest=${UCX_PERFTEST:-/tmp/ucx/bin/ucx_perftest}
+}
+
+gpu_half() {
+  ngpu=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
+  gmax=${MAXBYTES:-268435456} gsizes=$(sweep 1048576 "${MAXBYTES:-268435456}" 2)
+  { nvidia-smi -L; "$(dirname "$perftest")/ucx_info" -v; } >"$work/env.txt" 2>&1
+  stamp "$ngpu GPU(s); raw outputs in $work"
+  [ -n "$dry" ] || [ -x "$perftest" ] || stamp "no $perftest: the ucx_perftest columns stay empty"
+  gpu_variant no-mps
+  # Outside $work: its pipes and sockets do not belong in the tarball.
+  export CUDA_MPS_PIPE_DIRECTORY=$work-mps/pipe CUDA_MPS_LOG_DIRECTORY=$work-mps/log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  if step 20 "$work/mps-start.txt" nvidia-cuda-mps-control -d; then
+    mps_on=1; stamp "MPS started"
+    gpu_variant mps
+    [ -n "$dry" ] || echo get_server_list | timeout 5 nvidia-cuda-mps-control >"$work/mps-servers.txt" 2>&1
+    mps_stop; stamp "MPS stopped"
+  else
+    stamp "MPS did not start (see mps-start.txt): no mps rows"
+  fi
+  [ -n "$dry" ] && return 0
+  "$py" "$table" gpu "$work"/no-mps $( [ -d "$work/mps" ] && echo "$work/mps") \
+    --sizes $gsizes --lat-sizes 8 >"$work/table.txt" 2>&1
+  echo "peers_table: exit $? (1: some output missing, see problem lines)" >>"$work/table.txt"
+  tar -C "$(dirname "$work")" -czf "$OUT/bench_vs_peers.tgz" "$(basename "$work")"
+  cp "$work/table.txt" "$OUT/summary.txt"
+  stamp "details: \$OUT/bench_vs_peers.tgz; table: \$OUT/summary.txt"
+  cat "$work/table.txt"
+}
+
+case $mode in
+  cpu) cpu_half ;;
+  gpu) gpu_build && gpu_half ;;
+  all) gpu_build || exit 1; cpu_half; c=$?; gpu_half; g=$?; exit $(( g ? g : c )) ;;
+  *) echo "usage: $0 [cpu|gpu|all]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,320 @@
+"""Parsing and ratio tables for jobs/gpu/bench_vs_peers.sh (gdrbench beside ucx_perftest,
+MPI_Allreduce, NCCL and the copy engines, in one job).
+
+  peers_table.py count JSONL TEST BYTES          timed messages of that gdrbench row
+  peers_table.py cpu DIR --sizes S.. --lat-sizes S..      host table; exit 1 unless every
+                                                  tool ran, parsed and #wrong is 0
+  peers_table.py gpu DIR.. --sizes S.. --lat-sizes S..    cuda table and the issue's
+                                                  targets (PASS/FAIL); exit 1 if data is missing
+  peers_table.py selftest
+
+A DIR holds gdr_p2p.jsonl (latency,bw[,bibw] and copy-d2d rows), gdr_lat8.jsonl (the small
+latency sizes), gdr_allreduce.jsonl (cpu), gdr_nccl.jsonl (gpu, 2 GPUs), and
+ucxpt_<tag_bw|tag_lat>_<bytes>.txt, ucx_perftest's client output.
+
+Units: GB/s = 1e9 B/s everywhere. ucx_perftest prints MB/s = 2^20 B/s (libperf divides by
+1024*1024), converted here. Latency is one way on both sides (gdrbench: round trip / 2;
+ucx_perftest divides ping-pong times by 2). Medians where both have them: gdrbench's
+time_us_median when the row carries it (else its mean), ucx_perftest's 50.0%ile latency.
+ucx_perftest has no median bandwidth: its 'overall' column (all bytes / all time) is used.
+"""
+import json
+import math
+import os
+import sys
+
+MIB = 1 << 20
+
+
+def load_jsonl(path):
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        rows = [json.loads(l) for l in f if l.strip()]
+    if any("time_us_median" not in r for r in rows):
+        add_h5_medians(rows, path[:-len(".jsonl")] + ".h5")
+    return rows
+
+
+def add_h5_medians(rows, h5path):
+    """The HDF5 file beside the JSON has each case's median (of the slowest rank's
+    per-iteration times) where the JSON may not yet: same cases, same order (both sinks get
+    every case). Left as is without h5py or the file."""
+    try:
+        import h5py
+        with h5py.File(h5path, "r") as fh:
+            cases = [fh["cases"][k].attrs for k in sorted(fh["cases"])]
+            meta = [(str(a["test"]), str(a["transport"]), int(a["bytes"]),
+                     float(a["time_us_median"])) for a in cases]
+    except Exception:  # noqa: BLE001
+        return
+    if len(meta) != len(rows):
+        return
+    for r, (test, tr, size, med) in zip(rows, meta):
+        if (test, tr, size) != (r["test"], r["transport"], r["bytes"]):
+            return
+        r.setdefault("time_us_median", med)
+
+
+def pick(rows, test, transport, size):
+    """First row of that test, transport and size: the first pair (0>np/2) when there are
+    several; transports of our own rows are direct-path only in these runs."""
+    for r in rows:
+        if r["test"] == test and r["transport"] == transport and r["bytes"] == size:
+            return r
+    return None
+
+
+def t_us(r):
+    m = r.get("time_us_median")
+    return m if m is not None else r["time_us_mean"]
+
+
+def rate(r, field="algbw_gbps"):
+    """GB/s from the median time when present: the row's own figure (which counts both
+    directions for bibw) rescaled from its mean time."""
+    if r is None or r.get(field) is None or not r.get("time_us_mean"):
+        return None
+    return r[field] * r["time_us_mean"] / t_us(r)
+
+
+def window(h5path, test, size):
+    """The window of gdrbench's bw/bibw case, from its HDF5 file (the JSON has no such key);
+    None without h5py or the file."""
+    try:
+        import h5py
+        with h5py.File(h5path, "r") as fh:
+            for g in fh["cases"].values():
+                a = g.attrs
+                if a["test"] == test and a["transport"] == "ucx" and int(a["bytes"]) == size:
+                    return int(a["window"])
+    except Exception:  # noqa: BLE001 - no h5py, no file: the caller falls back
+        return None
+    return None
+
+
+def count(path, test, size):
+    """Timed messages of gdrbench's row (iterations x window for bw): ucx_perftest -n gets
+    the same, so that both time the same work. Window 64 (OSU's, gdrbench's default) when
+    the HDF5 file beside the JSON cannot be read."""
+    r = pick(load_jsonl(path), test, "ucx", size)
+    if r is None:
+        return None
+    if test not in ("bw", "bibw"):
+        return r["iters"]
+    return r["iters"] * (window(path[:-len(".jsonl")] + ".h5", test, size) or 64)
+
+
+def perftest(path):
+    """ucx_perftest's 'Final:' line (client side): iterations, latency 50.0%ile / average /
+    overall (us), bandwidth average / overall (MB/s = MiB/s), message rate average / overall.
+    Returns {'lat_us': 50%ile, 'gbps': overall in 1e9 B/s} or None."""
+    if not os.path.exists(path):
+        return None
+    with open(path, errors="replace") as f:
+        for line in f:
+            if line.startswith("Final:"):
+                v = [float(x.replace(",", "")) for x in line.split()[1:9]]  # -N adds commas
+                if len(v) == 8:
+                    return {"iters": v[0], "lat_us": v[1], "gbps": v[5] * MIB / 1e9}
+    return None
+
+
+def f(x, w=8, p=2):
+    return f"{'-':>{w}}" if x is None else f"{x:>{w}.{p}f}"
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+class Problems(list):
+    def need(self, x, what):
+        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+            self.append(f"missing or unparsed: {what}")
+        return x
+
+
+def wrong_rows(d):
+    out = []
+    for name in ("gdr_p2p", "gdr_lat8", "gdr_allreduce", "gdr_nccl"):
+        for r in load_jsonl(os.path.join(d, name + ".jsonl")):
+            if r["wrong"]:
+                ref = " (reference row)" if r["reference"] else ""
+                out.append(f"{name}: {r['test']} {r['transport']}{ref} {r['bytes']} B "
+                           f"#wrong {r['wrong']}")
+    return out
+
+
+NOTE = ("(gdrbench: median time of the slowest rank, else mean; ucx_perftest: bw 'overall', "
+        "latency 50.0%ile; latency one way)")
+
+
+def p2p_data(d, mem, sizes, lat_sizes, probs):
+    """gdrbench ucx vs ucx_perftest per size: {size: {bw, pt_bw, lat, pt_lat}}."""
+    p2p = load_jsonl(os.path.join(d, "gdr_p2p.jsonl"))
+    small = load_jsonl(os.path.join(d, "gdr_lat8.jsonl"))
+    res = {}
+    for s in sorted(set(sizes) | set(lat_sizes)):
+        x = res[s] = {"bw": None, "pt_bw": None}
+        if s in sizes:
+            x["bw"] = probs.need(rate(pick(p2p, "bw", "ucx", s)), f"gdrbench bw {mem} {s} B")
+            pt = probs.need(perftest(os.path.join(d, f"ucxpt_tag_bw_{s}.txt")),
+                            f"ucx_perftest tag_bw {s} B")
+            x["pt_bw"] = pt and pt["gbps"]
+        r = pick(p2p, "latency", "ucx", s) or pick(small, "latency", "ucx", s)
+        x["lat"] = probs.need(r and t_us(r), f"gdrbench latency {mem} {s} B")
+        pt = probs.need(perftest(os.path.join(d, f"ucxpt_tag_lat_{s}.txt")),
+                        f"ucx_perftest tag_lat {s} B")
+        x["pt_lat"] = pt and pt["lat_us"]
+    return res
+
+
+def cpu(d, sizes, lat_sizes):
+    probs = Problems()
+    print("== host memory, 2 ranks: gdrbench -T ucx vs ucx_perftest (same UCX); bw ratio > 1: "
+          "gdrbench faster; latency ratio > 1: gdrbench slower ==")
+    print(NOTE)
+    print(f"{'size(B)':>10} | {'bw GB/s':>8} {'tag_bw':>8} {'ratio':>6} | "
+          f"{'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
+    for s, x in p2p_data(d, "host", sizes, lat_sizes, probs).items():
+        print(f"{s:>10} | {f(x['bw'])} {f(x['pt_bw'])} {f(ratio(x['bw'], x['pt_bw']), 6)} | "
+              f"{f(x['lat'])} {f(x['pt_lat'])} {f(ratio(x['lat'], x['pt_lat']), 6)}")
+    ar = load_jsonl(os.path.join(d, "gdr_allreduce.jsonl"))
+    print("== host memory, 2 ranks: ring allreduce over mpi vs MPI_Allreduce (busbw GB/s) ==")
+    print(f"{'size(B)':>10} | {'ours':>8} {'MPI':>8} {'ratio':>6}")
+    for s in sizes:
+        ours = [r for r in ar if r["bytes"] == s and not r["reference"]]
+        ref = [r for r in ar if r["bytes"] == s and r["reference"]]
+        o = probs.need(rate(ours[0] if ours else None, "busbw_gbps"), f"allreduce mpi {s} B")
+        m = probs.need(rate(ref[0] if ref else None, "busbw_gbps"), f"MPI_Allreduce {s} B")
+        print(f"{s:>10} | {f(o)} {f(m)} {f(ratio(o, m), 6)}")
+    probs += wrong_rows(d)
+    for p in probs:
+        print("problem:", p)
+    print("check:", "every tool ran and parsed, #wrong 0" if not probs else f"{len(probs)} problems")
+    return 1 if probs else 0
+
+
+def gpu_variant(d, sizes, lat_sizes):
+    name = os.path.basename(os.path.normpath(d))
+    probs = Problems()
+    print(f"\n== {name}: cuda memory, 2 ranks on one GPU: gdrbench -T ucx --path direct vs "
+          "ucx_perftest -m cuda (same UCX) ==")
+    res = p2p_data(d, "cuda", sizes, lat_sizes, probs)
+    p2p = load_jsonl(os.path.join(d, "gdr_p2p.jsonl"))
+    print(NOTE + "; bw, bibw, copy-d2d in GB/s")
+    print(f"{'size(B)':>10} | {'bw':>7} {'tag_bw':>7} {'ratio':>6} | {'bibw/bw':>7} | "
+          f"{'d2d/bw':>7} | {'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
+    for s, x in res.items():
+        if s in sizes:
+            x["bibw"] = probs.need(rate(pick(p2p, "bibw", "ucx", s)), f"gdrbench bibw {s} B")
+            x["d2d"] = probs.need(rate(pick(p2p, "bw", "copy-d2d", s)), f"copy-d2d {s} B")
+        print(f"{s:>10} | {f(x['bw'], 7, 1)} {f(x['pt_bw'], 7, 1)} {f(ratio(x['bw'], x['pt_bw']), 6)}"
+              f" | {f(ratio(x.get('bibw'), x['bw']), 7)} | {f(ratio(x.get('d2d'), x['bw']), 7)} | "
+              f"{f(x['lat'])} {f(x['pt_lat'])} {f(ratio(x['lat'], x['pt_lat']), 6)}")
+    nccl = load_jsonl(os.path.join(d, "gdr_nccl.jsonl"))
+    if nccl:
+        print("-- 2 GPUs, one rank each: gdrbench ucx direct vs NCCL send/recv (ratio: ucx/nccl "
+              "for GB/s, nccl/ucx for latency; > 1: ours better) --")
+        print(f"{'size(B)':>10} | {'bw ucx':>8} {'nccl':>8} {'ratio':>6} | {'bibw ucx':>8} "
+              f"{'nccl':>8} {'ratio':>6} | {'lat ucx':>8} {'nccl':>8} {'ratio':>6}")
+        for s in sorted({r["bytes"] for r in nccl}):
+            cells = []
+            for test in ("bw", "bibw", "latency"):
+                u, n = pick(nccl, test, "ucx", s), pick(nccl, test, "nccl", s)
+                if test == "latency":
+                    u, n = u and t_us(u), n and t_us(n)
+                    cells.append(f"{f(u)} {f(n)} {f(ratio(n, u), 6)}")
+                else:
+                    u, n = rate(u), rate(n)
+                    cells.append(f"{f(u)} {f(n)} {f(ratio(u, n), 6)}")
+            print(f"{s:>10} | " + " | ".join(cells))
+    # The issue's targets, from 1 MiB up.
+    big = [s for s in sizes if s >= MIB]
+
+    def target(label, pairs):
+        """pairs: (size, value, needed); PASS when every value >= needed."""
+        missing = [s for s, v, _ in pairs if v is None]
+        worst = min(((v / need, v, need, s) for s, v, need in pairs if v is not None), default=None)
+        ok = not missing and worst is not None and worst[0] >= 1.0
+        detail = f"lowest {worst[1]:.3f} (needs {worst[2]}) at {worst[3]} B" if worst else "no data"
+        if missing:
+            detail += f"; missing at {missing}"
+        print(f"target [{name}] {label}: {'PASS' if ok else 'FAIL'} ({detail})")
+        return ok
+
+    r = res
+    target("ucx direct bw >= 0.97 x ucx_perftest tag_bw",
+           [(s, ratio(r[s]["bw"], r[s]["pt_bw"]), 0.97) for s in big])
+    target("bibw >= bw (1-8 MiB), >= 0.85 x bw above",
+           [(s, ratio(r[s]["bibw"], r[s]["bw"]), 1.0 if s <= 8 * MIB else 0.85) for s in big])
+    target("copy-d2d >= bw", [(s, ratio(r[s]["d2d"], r[s]["bw"]), 1.0) for s in big])
+    probs += wrong_rows(d)
+    for p in probs:
+        print(f"problem [{name}]:", p)
+    return 1 if probs else 0
+
+
+def selftest():
+    import tempfile
+    d = tempfile.mkdtemp()
+    # ucx_perftest 1.13.1 client output, as printed here (Debian ucx-utils).
+    open(os.path.join(d, "ucxpt_tag_bw_1048576.txt"), "w").write(
+        "+--------------+\n|    Stage     | # iterations | 50.0%ile | average | overall |\n"
+        "Final:                  1000      0.220   714.742   714.742     1399.11    1399.11"
+        "        1399        1399\n")
+    open(os.path.join(d, "ucxpt_tag_lat_1048576.txt"), "w").write(
+        "Final:                 10000      0.552     9.159    59.579        0.83       0.13"
+        "      109182       16784\n")
+    pt = perftest(os.path.join(d, "ucxpt_tag_bw_1048576.txt"))
+    assert abs(pt["gbps"] - 1399.11 * MIB / 1e9) < 1e-9 and pt["iters"] == 1000, pt
+    assert perftest(os.path.join(d, "ucxpt_tag_lat_1048576.txt"))["lat_us"] == 0.552
+    assert perftest(os.path.join(d, "nope.txt")) is None
+    row = {"test": "bw", "transport": "ucx", "reference": False, "mem": "cuda", "path": "direct",
+           "bytes": MIB, "iters": 20, "time_us_mean": 2.0, "algbw_gbps": 524.288, "wrong": 0}
+    rows = [row, dict(row, test="bibw", time_us_mean=4.0, time_us_median=2.0, algbw_gbps=524.288),
+            dict(row, transport="copy-d2d", reference=True, algbw_gbps=1048.576, time_us_mean=1.0),
+            dict(row, test="latency", time_us_mean=3.0, time_us_median=2.5, algbw_gbps=0.3)]
+    with open(os.path.join(d, "gdr_p2p.jsonl"), "w") as fo:
+        fo.writelines(json.dumps(r) + "\n" for r in rows)
+    assert rate(rows[1]) == 524.288 * 2  # bibw rescaled to its median time
+    assert count(os.path.join(d, "gdr_p2p.jsonl"), "bw", MIB) == 20 * 64  # no .h5: 64
+    assert count(os.path.join(d, "gdr_p2p.jsonl"), "latency", MIB) == 20
+    assert gpu_variant(d, [MIB], [MIB]) == 0
+    os.remove(os.path.join(d, "ucxpt_tag_lat_1048576.txt"))
+    assert gpu_variant(d, [MIB], [MIB]) == 1  # a missing tool output is a problem
+    print("selftest: ok")
+    return 0
+
+
+def main(argv):
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__)
+        return 0 if argv else 2
+    cmd, rest = argv[0], argv[1:]
+    if cmd == "selftest":
+        return selftest()
+    if cmd == "count":
+        n = count(rest[0], rest[1], int(rest[2]))
+        if n is not None:
+            print(n)
+        return 0
+    dirs, sizes, lat_sizes, cur = [], [], [], None
+    for a in rest:
+        if a in ("--sizes", "--lat-sizes"):
+            cur = sizes if a == "--sizes" else lat_sizes
+        elif cur is None:
+            dirs.append(a)
+        else:
+            cur.append(int(a))
+    if cmd == "cpu":
+        return cpu(dirs[0], sizes, lat_sizes)
+    if cmd == "gpu":
+        return max([gpu_variant(d, sizes, lat_sizes) for d in dirs] or [1])
+    print(f"unknown command {cmd}", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
