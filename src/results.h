@@ -26,7 +26,7 @@ void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor);
 
 // Whether a case's `window` / `chunk_bytes` says anything about how it ran;
 // the HDF5 file leaves them out where not (a placeholder misleads).
-// window: bw and bibw rows, ours and NCCL's (copy-* rows copy once per rank).
+// window: bw and bibw rows, with their reference rows (NCCL, copy-*).
 bool uses_window(const CaseParams& c);
 // chunk_bytes: our ring allreduce (not the library's own collectives).
 bool uses_chunk(const CaseParams& c);

@@ -396,8 +396,8 @@ def _read(path, f) -> Run:
 
 
 def uses_window(a) -> bool:
-    """As src/results.cpp: bw and bibw rows, not the copy-* rows beside bw."""
-    return a.get("test") in WINDOW_TESTS and not str(a.get("transport", "")).startswith("copy-")
+    """As src/results.cpp: bw and bibw rows, with their reference rows."""
+    return a.get("test") in WINDOW_TESTS
 
 
 def uses_chunk(a) -> bool:
