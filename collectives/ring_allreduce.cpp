@@ -9,6 +9,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/signals.h"
+#include "src/stats.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -140,7 +141,7 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
 
 GDR_REGISTER_TEST(reg_allreduce, "allreduce", false,
                   [](const CaseParams& c) { return static_cast<double>(c.bytes); },
-                  [](int n) { return n > 1 ? 2.0 * (n - 1) / n : 1.0; },
+                  allreduce_busbw_factor,  // one definition, src/stats.h
                   [] { return std::make_unique<RingAllreduce>(); },
                   [](std::size_t max, int n) {  // work + two segments of scratch (prepare)
                     return Footprint{{max, 2 * ((max / std::max(n, 1) + 127) / 64 * 64)}, 0};

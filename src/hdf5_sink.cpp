@@ -117,14 +117,15 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "check", c.check ? 1 : 0);
     attr_num(g, "src", c.src);
     attr_num(g, "dst", c.dst);
-    attr_num(g, "window", c.window);
+    if (uses_window(c)) attr_num(g, "window", c.window);
     if (!c.has_dtype && !c.reference) attr_num(g, "slots", c.slots);  // p2p: distinct buffers per side
-    attr_num(g, "chunk_bytes", c.chunk_bytes);
+    if (uses_chunk(c)) attr_num(g, "chunk_bytes", c.chunk_bytes);
     attr_num(g, "wrong", r.wrong);
     attr_num(g, "time_us_mean", r.slowest.mean * 1e6);
     attr_num(g, "time_us_min", r.slowest.min * 1e6);
     attr_num(g, "time_us_max", r.slowest.max * 1e6);
     attr_num(g, "time_us_median", r.slowest.median * 1e6);
+    attr_num(g, "time_us_p99", r.slowest.p99 * 1e6);
     attr_num(g, "algbw_gbps", r.algbw_gbps);
     attr_num(g, "busbw_gbps", r.busbw_gbps);
     hsize_t dims[2] = {static_cast<hsize_t>(r.ranks), static_cast<hsize_t>(c.iters)};

@@ -8,7 +8,9 @@
 
 namespace gdr {
 
-inline constexpr int kSchemaVersion = 1;
+// 2: time_us_p99; window and chunk_bytes only where they apply; busbw 0 at
+// one rank (results/README.md lists each version).
+inline constexpr int kSchemaVersion = 2;
 
 // Creates `path` (refusing to replace an existing file unless `force`).
 // Throws UsageError when it exists or cannot be created.

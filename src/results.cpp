@@ -9,4 +9,8 @@ void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {
   r.busbw_gbps = r.algbw_gbps * busbw_factor;
 }
 
+bool uses_window(const CaseParams& c) { return c.test == "bw" || c.test == "bibw"; }
+
+bool uses_chunk(const CaseParams& c) { return c.test == "allreduce" && !c.reference; }
+
 }  // namespace gdr

@@ -141,6 +141,10 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
               note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
               continue;
             }
+            // Say so when the row's size is not the one asked for.
+            if (c.bytes != bytes)
+              note(fmt::format("{} B is not a whole number of {} ({} B each): rounded down to {} B",
+                               bytes, dtype_name(dtype), unit, c.bytes));
             auto pairs = ti.point_to_point ? pairs_for(o.pairs, n) : std::vector<std::pair<int, int>>{{-1, -1}};
             for (auto [src, dst] : pairs) {
               c.src = src;

@@ -7,19 +7,26 @@
 namespace gdr {
 
 struct Summary {
-  double mean = 0, min = 0, max = 0, median = 0, stddev = 0;
+  double mean = 0, min = 0, max = 0, median = 0, p99 = 0, stddev = 0;
   int n = 0;
 };
 
 // NaN entries (ranks that did not take part) are ignored.
 Summary summarize(std::span<const double> xs);
 
+// The p-th percentile (0..100) of ascending `sorted`, exactly as NumPy's
+// default np.percentile(x, p) (method "linear", Hyndman & Fan type 7): index
+// h = (n-1) * p/100 into the sorted values, linear between its neighbours.
+// Same arithmetic as NumPy, so a reader recomputes the same double.
+double percentile_linear(std::span<const double> sorted, double p);
+
 // Per iteration, the slowest rank's time. `times` is ranks x iters, row-major.
 std::vector<double> slowest_per_iteration(std::span<const double> times, int ranks, int iters);
 
-// Bandwidth factors, as nccl-tests defines them.
+// Bus bandwidth factor of allreduce, nccl-tests' 2(n-1)/n for every n: with
+// one rank no byte crosses a link, so busbw is 0 (not the local copy speed).
 inline double allreduce_busbw_factor(int ranks) {
-  return ranks > 1 ? 2.0 * (ranks - 1) / ranks : 1.0;
+  return ranks > 0 ? 2.0 * (ranks - 1) / ranks : 0.0;
 }
 
 }  // namespace gdr

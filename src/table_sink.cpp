@@ -19,6 +19,8 @@ class TableSink final : public ResultSink {
                host_summary(m));
     fmt::print("# time: mean over iterations of the slowest rank's time (latency: one way); "
                "GB/s = 1e9 B/s\n");
+    fmt::print("# algbw = bytes / time; bibw: algbw = 2 x bytes / time (both directions summed, "
+               "as osu_bibw); busbw = algbw x 2(n-1)/n for allreduce, = algbw for p2p\n");
     fmt::print("#{:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11} {:>10} {:>10} {:>8} "
                "{:>8} {:>7} {:>7}\n",
                "size(B)", "count", "type", "op", "test", "transport", "mem", "path", "time(us)",

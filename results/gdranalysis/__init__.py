@@ -10,5 +10,6 @@ PYTHONPATH; the package can also be used directly from Python.
 
 __version__ = "1.0.0"
 
-# Newest result-file schema this package understands (results/README.md).
-SCHEMA_VERSION = 1
+# Newest result-file schema this package understands (results/README.md);
+# it reads every older one too.
+SCHEMA_VERSION = 2

@@ -1,4 +1,4 @@
-"""Reading gdrbench result files (results/README.md, schema_version 1).
+"""Reading gdrbench result files (results/README.md, schema_version 1 and 2).
 
 `load_run(path)` reads a whole file eagerly and checks it against the
 schema; anything a reader cannot trust raises `InputError` with one line
@@ -27,6 +27,8 @@ INT_FIELDS = {"reference", "ranks", "bytes", "count", "iters", "warmup", "check"
 STR_FIELDS = {"test", "transport", "mem", "path", "dtype", "op"}
 REQUIRED_CASE_ATTRS = STR_FIELDS | {"reference", "ranks", "bytes", "src", "dst"}
 REQUIRED_ROOT_ATTRS = ("schema_version",)
+# Version 1 wrote these on every case; version 2 only where they apply.
+WINDOW_TESTS = ("bw", "bibw")
 MAX_RANKS = 1 << 24  # more than any machine has; a bigger count is a damaged file
 
 
@@ -363,6 +365,8 @@ def _read(path, f) -> Run:
                 raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
         for k in STR_FIELDS:
             a[k] = str(a[k])
+        if v < 2:
+            _as_version_2(a)
         if "times" not in g or not isinstance(g["times"], h5py.Dataset):
             raise InputError(f"{path}: case {name} has no 'times' dataset")
         shape = g["times"].shape or ()
@@ -389,6 +393,28 @@ def _read(path, f) -> Run:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
                environment=env, cases=cases, warnings=run_warnings)
+
+
+def uses_window(a) -> bool:
+    """As src/results.cpp: bw and bibw rows, with their reference rows."""
+    return a.get("test") in WINDOW_TESTS
+
+
+def uses_chunk(a) -> bool:
+    """As src/results.cpp: our ring allreduce, not the libraries' collectives."""
+    return a.get("test") == "allreduce" and not a.get("reference")
+
+
+def _as_version_2(a):
+    """A version 1 case as version 2 would hold it, so that files of both
+    versions compare alike: no `window`/`chunk_bytes` where they meant
+    nothing, and allreduce busbw 0 at one rank (version 1 stored algbw)."""
+    if not uses_window(a):
+        a.pop("window", None)
+    if not uses_chunk(a):
+        a.pop("chunk_bytes", None)
+    if a.get("test") == "allreduce" and a.get("ranks") == 1 and "busbw_gbps" in a:
+        a["busbw_gbps"] = 0.0
 
 
 def load_runs(paths, *, skip_bad=False, warn=None):

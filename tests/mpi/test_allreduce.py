@@ -38,7 +38,7 @@ def run(np_):
     check(len(ours) == sum(len(OPS) for dt in DTYPES for s in sizes if s // DTYPE_SIZE[dt]),
           "one row of ours per dtype x op x size")
     root, cases = read_cases(h5)
-    check(root["schema_version"] == 1 and root["status"] == "complete", f"root attrs {root}")
+    check(root["schema_version"] == 2 and root["status"] == "complete", f"root attrs {root}")
     check(root["cases_completed"] == len(rows) == len(cases), "case count differs between JSON and HDF5")
     check(len(root["hosts"]) == np_ and sorted(root["local_rank"]) == list(range(np_)), "ranks group")
     for (attrs, times), r in zip(cases, rows):

@@ -6,7 +6,7 @@
     check_h5.py --selftest
 
 Exit 0 when every check holds, 1 (listing every failed check) when one does
-not, 2 on usage errors. Checks: schema_version 1 and status complete; N ranks
+not, 2 on usage errors. Checks: schema_version 2 and status complete; N ranks
 in the root attribute, in /ranks/host and /ranks/local_rank, and in every case;
 hosts as expected; local ranks 0..k-1 on each host; /environment carries
 SLURM_JOB_ID == ID, SLURM_JOB_NODELIST naming the hosts, and SLURM_JOB_PARTITION
@@ -40,8 +40,8 @@ def check(path, ranks, jobid, hosts=None, partition=None):
         return [f"cannot open {path}: {e}"]
     with f:
         a = f.attrs
-        if s(a.get("schema_version")) != 1:
-            err(f"schema_version is {s(a.get('schema_version'))!r}, want 1")
+        if s(a.get("schema_version")) != 2:
+            err(f"schema_version is {s(a.get('schema_version'))!r}, want 2")
         if s(a.get("status")) != "complete":
             err(f"status is {s(a.get('status'))!r} (error {s(a.get('error'))!r}), want 'complete'")
         if s(a.get("ranks")) != ranks:
@@ -101,7 +101,7 @@ def check(path, ranks, jobid, hosts=None, partition=None):
 def _write(path, *, ranks=2, hosts=("nodeA", "nodeA"), local=(0, 1), jobid="42",
            status="complete", ncases=1, wrong=0, env_extra=None, drop_env=()):
     with h5py.File(path, "w") as f:
-        f.attrs["schema_version"] = 1
+        f.attrs["schema_version"] = 2
         f.attrs["status"] = status
         f.attrs["error"] = ""
         f.attrs["ranks"] = ranks

@@ -32,8 +32,8 @@ def main():
     a = ap.parse_args()
     problems = []
     with h5py.File(a.file, "r") as f:
-        if f.attrs.get("schema_version") != 1:
-            problems.append(f"schema_version {f.attrs.get('schema_version')}, want 1")
+        if f.attrs.get("schema_version") != 2:
+            problems.append(f"schema_version {f.attrs.get('schema_version')}, want 2")
         status, error = f.attrs.get("status"), f.attrs.get("error")
         if a.expect_failure:
             if status != "failed" or not re.search(a.expect_failure, error or ""):
