@@ -9,11 +9,11 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}
-work=/tmp/issue13; mkdir -p "$work" "$out"
+work=$(mktemp -d /tmp/issue13.XXXXXX); mkdir -p "$out"
 t_start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t_start )) s] $*"; }
 
-GDR_DEVICE_TARGETS=gdrbench "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
+GDR_DEVICE_TARGETS="gdrbench gdr_dmabuf_probe" "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
 stamp built
 bin=$root/build-device/gdrbench
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -42,7 +42,7 @@ g() {
 }
 
 perftest() {  # label: ucx_perftest tag_bw on cuda memory, 1 MiB .. 256 MiB
-  for ((s = 1048576; s <= ${PERF_MAX:-268435456}; s *= 4)); do
+  for ((s = 1048576; s <= ${PERF_MAX:-268435456}; s *= ${PERF_STEP:-4})); do
     /tmp/ucx/bin/ucx_perftest -p 13377 >/dev/null 2>&1 &
     sleep 0.5
     n=$(( 68719476736 / s ))  # 64 GiB per size (its default 1e6 iterations would take minutes)
@@ -53,17 +53,17 @@ perftest() {  # label: ucx_perftest tag_bw on cuda memory, 1 MiB .. 256 MiB
   stamp "$1 ucx_perftest done"
 }
 
-d=(-t bw,bibw -b 1M -e 16M -f 4 --reference none --timeout 15)
-g nomps_default -- "${d[@]}"
-g nomps_pertest GDR_P2P_DIAG=pertest -- "${d[@]}"
-g nomps_sleep GDR_P2P_DIAG=sleep -- "${d[@]}"
-g nomps_c0 -- "${d[@]}" -c 0
-perftest nomps
+# The gpu ctest label (the GPU-only tests CI skips), then the buffer shape:
+# the default slots against OSU's single buffer (--slots 1), twice each, under MPS.
+ctest --test-dir "$root/build-device" -L gpu --output-on-failure --timeout 240 >"$work/ctest_gpu.txt" 2>&1
+stamp "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$work/ctest_gpu.txt")"
+grep -E "^ *[0-9]+/[0-9]+ Test" "$work/ctest_gpu.txt"
+d=(-t bw -b 1M -e 256M -f 2 --reference none --timeout 15)
 nvidia-cuda-mps-control -d && sleep 1
-g mps_default -- "${d[@]}"
-g mps_pertest GDR_P2P_DIAG=pertest -- "${d[@]}"
-g mps_cap32 GDR_UCX_CUDA_MAX_SENDS=32 -- "${d[@]}"
-g mps_default2 -- "${d[@]}"
+g mps_auto1 -- "${d[@]}"
+g mps_slots1a -- "${d[@]}" --slots 1
+g mps_auto2 -- "${d[@]}"
+g mps_slots1b -- "${d[@]}" --slots 1
 perftest mps
 echo quit | nvidia-cuda-mps-control; sleep 1
 
