@@ -111,6 +111,8 @@ struct ReferenceInfo {
   std::function<std::string(const CaseParams&)> cannot_run;
   std::function<std::unique_ptr<Test>()> create;
   std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};  // as TestInfo's
+  // What the row is a ceiling of, for the note the table and file carry (empty: none).
+  std::string bounds = {};
 };
 std::vector<ReferenceInfo>& reference_registry();
 // The row `name` registered beside `test`, or null.

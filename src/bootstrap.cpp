@@ -200,21 +200,17 @@ std::string Bootstrap::broadcast(const std::string& from_root) {
   return out;
 }
 
-int Bootstrap::allreduce_max(int value) {
-  int out = value;
+template <typename T>
+T Bootstrap::max_over_ranks(T value, MPI_Datatype type) {
+  T out = value;
   MPI_Request req;
-  check_mpi(MPI_Iallreduce(&value, &out, 1, MPI_INT, MPI_MAX, comm_, &req), "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(&value, &out, 1, type, MPI_MAX, comm_, &req), "MPI_Iallreduce");
   wait(req, "MPI_Iallreduce");
   return out;
 }
 
-double Bootstrap::allreduce_max(double value) {
-  double out = value;
-  MPI_Request req;
-  check_mpi(MPI_Iallreduce(&value, &out, 1, MPI_DOUBLE, MPI_MAX, comm_, &req), "MPI_Iallreduce");
-  wait(req, "MPI_Iallreduce");
-  return out;
-}
+int Bootstrap::allreduce_max(int value) { return max_over_ranks(value, MPI_INT); }
+double Bootstrap::allreduce_max(double value) { return max_over_ranks(value, MPI_DOUBLE); }
 
 void Bootstrap::barrier() {
   MPI_Request req;

@@ -81,6 +81,7 @@ class Bootstrap {
  private:
   // Waits on a non-blocking collective with the deadline; names `what`.
   void wait(MPI_Request& req, const char* what);
+  template <typename T> T max_over_ranks(T value, MPI_Datatype type);
   // What the message says after a collective timed out: who is missing.
   std::string who_is_missing();
   // What this rank answers a roll call with.

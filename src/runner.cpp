@@ -173,6 +173,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                   note(fmt::format("reference '{}' skipped for {}: {}", rname, what, why));
                   continue;
                 }
+                if (!ref->bounds.empty()) note(fmt::format("reference '{}': {}", rname, ref->bounds));
                 out.push_back({{test, rname, true, mem, path}, c});
               }
             }

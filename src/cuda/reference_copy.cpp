@@ -81,11 +81,18 @@ std::string cannot_run(const CaseParams& c) {
 Footprint copy_footprint(std::size_t max, int) { return Footprint{{max, max}, max}; }
 
 GDR_REGISTER_REFERENCE(reg_copy_d2d, "copy-d2d", "bw", cannot_run,
-                       [] { return std::make_unique<CopyReference>(Copy::d2d); }, copy_footprint);
+                       [] { return std::make_unique<CopyReference>(Copy::d2d); }, copy_footprint,
+                       "the ceiling of a direct bw between ranks on one GPU (CUDA IPC moves it as a "
+                       "device-to-device copy); a window of 64 copies on one stream, timed by CUDA events, "
+                       "one rank at a time");
 GDR_REGISTER_REFERENCE(reg_copy_d2h, "copy-d2h", "bw", cannot_run,
-                       [] { return std::make_unique<CopyReference>(Copy::d2h); }, copy_footprint);
+                       [] { return std::make_unique<CopyReference>(Copy::d2h); }, copy_footprint,
+                       "the ceiling of the staged path's first half (device to pinned host) and of any bw "
+                       "whose bytes leave the GPU over its PCIe link; same window, CUDA events");
 GDR_REGISTER_REFERENCE(reg_copy_h2d, "copy-h2d", "bw", cannot_run,
-                       [] { return std::make_unique<CopyReference>(Copy::h2d); }, copy_footprint);
+                       [] { return std::make_unique<CopyReference>(Copy::h2d); }, copy_footprint,
+                       "the ceiling of the staged path's last half (pinned host to device) and of any bw "
+                       "whose bytes enter the GPU over its PCIe link; same window, CUDA events");
 
 }  // namespace
 }  // namespace gdr
