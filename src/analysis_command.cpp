@@ -41,16 +41,19 @@ fs::path executable_dir() {
 
 }  // namespace
 
+// Found next to the executable, never through a compiled-in source path, so an
+// installed tree (or a copy of it) works anywhere: PREFIX/bin/gdrbench looks in
+// PREFIX/share/gdrbench; the build tree's binary in BUILD/share/gdrbench, a
+// link to the source's results/ that CMake makes (cmake/GdrInstall.cmake).
+constexpr const char* kPackageDirs[] = {"../share/gdrbench", "share/gdrbench"};
+
 std::string analysis_package_dir() {
   if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env) {
     if (has_package(env)) return env;
   }
-#ifdef GDR_SOURCE_DIR
-  if (fs::path p = fs::path(GDR_SOURCE_DIR) / "results"; has_package(p)) return p.string();
-#endif
   fs::path exe_dir = executable_dir();
   if (!exe_dir.empty()) {
-    for (const char* rel : {"../results", "../share/gdrbench/results", "results"}) {
+    for (const char* rel : kPackageDirs) {
       std::error_code ec;
       fs::path p = fs::weakly_canonical(exe_dir / rel, ec);
       if (!ec && has_package(p)) return p.string();
@@ -66,9 +69,9 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
   if (dir.empty()) {
     fmt::print(stderr,
                "gdrbench {}: cannot find the analysis package gdranalysis (looked in $GDR_ANALYSIS_DIR, "
-               "the source tree's results/ and ../results next to the executable); "
+               "then {}/../share/gdrbench and {}/share/gdrbench); "
                "set GDR_ANALYSIS_DIR to the folder that holds gdranalysis/\n",
-               subcommand);
+               subcommand, executable_dir().string(), executable_dir().string());
     return 3;
   }
   std::string pythonpath = dir;

@@ -28,9 +28,8 @@ CLI::App* add_analysis_commands(CLI::App& app, int& exit_code);
 int run_analysis(const std::string& subcommand, const std::vector<std::string>& args);
 
 // The folder holding gdranalysis/ (empty when not found). Order: the
-// GDR_ANALYSIS_DIR environment variable, GDR_SOURCE_DIR/results (compile
-// definition), then folders relative to the executable: ../results,
-// ../share/gdrbench/results, results.
+// GDR_ANALYSIS_DIR environment variable, then folders relative to the
+// executable: ../share/gdrbench (installed), share/gdrbench (build tree).
 std::string analysis_package_dir();
 
 }  // namespace gdr
