@@ -6,6 +6,9 @@
 #   share/modulefiles/gdrbench/VER   environment module (Tcl: Environment Modules and Lmod)
 #   share/doc/gdrbench/              the READMEs; results/README.md is the schema
 include(GNUInstallDirs)
+# cmake --install and cpack install only what is built (build first: jobs/build.sh),
+# rather than building every target, the whole test suite included, on the way.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # The build tree's binary finds the analysis package the same way the installed
 # one does: BUILD/share/gdrbench/gdranalysis, here a link to the source.
