@@ -40,7 +40,9 @@ fi
 say "run from the moved prefix, source and build folders hidden"
 run_hidden() {  # run "$@" with tmpfs over the source and build folders
   if unshare -m true 2> /dev/null; then
-    unshare -m bash -c 'mount -t tmpfs none "$1" && mount -t tmpfs none "$2" 2>/dev/null; shift 2; exec "$@"' \
+    unshare -m bash -c 'mount -t tmpfs none "$1" && mount -t tmpfs none "$2" 2>/dev/null
+      [ ! -e "$1/CMakeLists.txt" ] || { echo "test_install: the source folder is still visible" >&2; exit 1; }
+      shift 2; exec "$@"' \
       _ "$src" "$build" "$@"
   else
     echo "test_install: unshare -m not permitted here: source tree left visible (the grep above still holds)"
