@@ -93,9 +93,9 @@ struct PairHooks {
   std::function<void(const PairRole&, int first, int n)> before = {};
   // After the barrier, untimed: one exchange in the shape of the timed ones
   // (a round trip, a message each way), so the barrier's exit skew passes
-  // before the first timed iteration, and the fill and check before the
-  // barrier leave no trace in it (without CUDA MPS, a check's kernel would
-  // otherwise make the GPU switch process contexts inside the timed region).
+  // before the first timed iteration. (It does not undo what a receiver's
+  // check kernel costs the next window when two processes time-slice one
+  // GPU without CUDA MPS: measured on an H200, see jobs/gpu/README.md.)
   std::function<void(const PairRole&)> lead = {};
   // One timed iteration: seconds, or NaN for a rank without a time.
   std::function<double(const PairRole&, int it)> once;
