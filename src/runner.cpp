@@ -152,7 +152,6 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
               for (auto& t : o.transports) {
                 c.transport = t;
                 c.reference = false;
-                c.check = o.check;
                 out.push_back({{test, t, false, mem, path}, c});
               }
               for (auto& rname : o.references) {
@@ -162,19 +161,20 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                                    reference_tests(rname), test));
                   continue;
                 }
-                c.transport = rname;
-                c.reference = true;
+                CaseParams r = c;  // the row's own copy: c stays as our tests' rows want it
+                r.transport = rname;
+                r.reference = true;
                 // Point-to-point reference rows (NCCL send/recv, copies) time
                 // a library or a copy engine and verify no data.
-                if (ti.point_to_point) c.check = false;
-                if (std::string why = ref->cannot_run(c); !why.empty()) {
+                if (ti.point_to_point) r.check = false;
+                if (std::string why = ref->cannot_run(r); !why.empty()) {
                   std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(mem), dtype_name(dtype), op_name(op))
                                                  : fmt::format("{} {}", test, mem_name(mem));
                   note(fmt::format("reference '{}' skipped for {}: {}", rname, what, why));
                   continue;
                 }
                 if (!ref->bounds.empty()) note(fmt::format("reference '{}': {}", rname, ref->bounds));
-                out.push_back({{test, rname, true, mem, path}, c});
+                out.push_back({{test, rname, true, mem, path}, r});
               }
             }
           }
