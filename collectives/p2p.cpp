@@ -8,8 +8,9 @@
 //  bibw:    both directions at once, `window` messages each way.
 // Every message carries a pattern of its sender, iteration and slot
 // (src/pattern.h); with --check 1 the receiver verifies every byte of every
-// slot after each timed batch. Messages land in distinct slots of the
-// receive buffer as far as kSlotBytes allows (message w in slot w mod slots).
+// slot after each timed batch, in one kernel per batch for device memory.
+// Message w lands in slot w mod slots of the receive buffer; --slots auto
+// keeps the slots of one buffer within kAutoSlotBytes (see complete_slots).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -27,7 +28,8 @@ namespace {
 enum class Kind { latency, bw, bibw };
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kLatencyBatch = 64;                  // round trips per barrier
-constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer
+constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer (--slots N)
+constexpr std::size_t kAutoSlotBytes = 16u << 20;  // --slots auto's most per buffer
 constexpr std::size_t kAckBytes = 64;
 constexpr std::size_t kLeadBytes = 1u << 20;       // bw, bibw: the lead message's most
 
@@ -37,12 +39,20 @@ std::size_t slot_buffer_bytes(std::size_t max) {
   return std::max(max, std::min<std::size_t>(64 * max, kSlotBytes));
 }
 
-// The slots a case uses (--slots, or auto: as many as the buffers hold), at
-// most one per message of a window or round trip of a batch.
+// The slots a case uses, at most one per message of a window or round trip
+// of a batch: --slots N as far as the buffers hold them; auto, as many as
+// fit in kAutoSlotBytes. Why that bound: the peers (osu_bw, ucx_perftest,
+// ib_write_bw) reuse one buffer, which a GPU's L2 (50 MB on an H100/H200)
+// holds up to a few MiB; 64 distinct 4-16 MiB slots are read from HBM
+// instead, measured on the H200 at 0.75-0.85 of ucx_perftest's tag_bw where
+// one buffer matched it. Within 16 MiB per buffer the footprint stays
+// within L2 and at most twice the peers', while a window still holds up to
+// 64 distinct messages (up to 256 KiB; 4 at 4 MiB, 1 from 16 MiB).
 void complete_slots(CaseParams& c, std::size_t max) {
-  const std::size_t fit = std::max<std::size_t>(1, slot_buffer_bytes(max) / std::max<std::size_t>(c.bytes, 1));
+  const std::size_t bytes = std::max<std::size_t>(c.bytes, 1);
+  const std::size_t fit = std::max<std::size_t>(1, slot_buffer_bytes(max) / bytes);
   const std::size_t most = c.test == "latency" ? kLatencyBatch : static_cast<std::size_t>(c.window);
-  const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : fit;
+  const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : std::max<std::size_t>(1, kAutoSlotBytes / bytes);
   c.slots = static_cast<int>(std::min({want, fit, most}));
 }
 
@@ -92,6 +102,12 @@ class PointToPoint final : public Test {
     const int it = kind_ == Kind::latency ? first + slot + (n - 1 - slot) / slots_ * slots_ : first;
     return pattern::seed(sender, static_cast<std::uint64_t>(it + c.warmup), kind_ == Kind::latency ? 0 : slot);
   }
+  // The seeds of the slots the batch uses, slot 0 first.
+  const std::vector<std::uint64_t>& seeds(const CaseParams& c, int sender, int first, int n) {
+    seeds_.clear();
+    for (int s = 0; s < used(n); ++s) seeds_.push_back(seed(c, sender, first, n, s));
+    return seeds_;
+  }
   bool sends(const PairRole& r) const { return kind_ != Kind::bw || r.initiator; }
   bool receives(const PairRole& r) const { return kind_ != Kind::bw || !r.initiator; }
 
@@ -101,8 +117,7 @@ class PointToPoint final : public Test {
   // needs the receiver's buffer first (verbs) then pays no extra hop.
   void before(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
     if (c.check && first >= 0 && sends(r)) {
-      for (int s = 0; s < used(n); ++s)
-        env.mem.fill_pattern(slot(send_, s, c), c.bytes, seed(c, env.boot.rank(), first, n, s));
+      env.mem.fill_patterns(send_.data(), c.bytes, seeds(c, env.boot.rank(), first, n));
       env.mem.sync();
     }
     first_ = first;
@@ -112,8 +127,6 @@ class PointToPoint final : public Test {
     pre_.push_back(t.post_recv(r.peer, *rrecv_, 0, c.bytes));  // the lead round trip's
     for (int k = 0; k < n; ++k) pre_.push_back(t.post_recv(r.peer, *rrecv_, at(k % slots_, c), c.bytes));
   }
-
-  void* slot(UniqueBuffer& b, int s, const CaseParams& c) { return static_cast<std::byte*>(b.data()) + at(s, c); }
 
   // One untimed round trip of slot 0's message (round trip 0 overwrites it).
   void lead(TestEnv& env, const CaseParams& c, const PairRole& r) {
@@ -186,10 +199,7 @@ class PointToPoint final : public Test {
   std::uint64_t after(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
     if (!c.check || !receives(r)) return 0;
     if (first == 0 && selftest_corrupt() && env.boot.rank() == c.dst) flip_first_byte(env);
-    std::uint64_t wrong = 0;
-    for (int s = 0; s < used(n); ++s)
-      wrong += env.mem.count_wrong_pattern(slot(recv_, s, c), c.bytes, seed(c, r.peer, first, n, s));
-    return wrong;
+    return env.mem.count_wrong_patterns(recv_.data(), c.bytes, seeds(c, r.peer, first, n));
   }
 
   void flip_first_byte(TestEnv& env) {
@@ -204,6 +214,7 @@ class PointToPoint final : public Test {
   int slots_ = 1, first_ = 0;
   std::vector<Request> pre_;   // latency: the batch's pre-posted receives
   std::vector<Request> reqs_;  // bw, bibw: the window's requests
+  std::vector<std::uint64_t> seeds_;
   UniqueBuffer send_, recv_, ack_, lead_;
   std::unique_ptr<MemRegion> rsend_, rrecv_, rack_, rlead_;
 };

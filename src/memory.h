@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,11 +61,18 @@ class MemoryOps {
   // Waits for everything issued on this kind so far (not the *_async copies below).
   virtual void sync() = 0;
 
-  // Point-to-point payloads (pattern.h): writes the pattern of `seed` over
-  // `bytes`, and counts the bytes of `buf` that differ from it. On the
-  // device for device memory; count_wrong_pattern waits for its answer.
-  virtual void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) = 0;
-  virtual std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) = 0;
+  // Point-to-point payloads (pattern.h) in seeds.size() consecutive slots
+  // of `bytes` each, slot k with seeds[k] (at most 64): writes the patterns,
+  // and counts the bytes that differ from them. On the device for device
+  // memory, one kernel for all slots (two processes time-slicing one GPU
+  // pay per launch); count_wrong_patterns waits for its answer.
+  virtual void fill_patterns(void* dst, std::size_t bytes, std::span<const std::uint64_t> seeds) = 0;
+  virtual std::uint64_t count_wrong_patterns(const void* buf, std::size_t bytes,
+                                             std::span<const std::uint64_t> seeds) = 0;
+  void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) { fill_patterns(dst, bytes, {&seed, 1}); }
+  std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) {
+    return count_wrong_patterns(buf, bytes, {&seed, 1});
+  }
 
   // The copy reference rows: seconds that `n` back-to-back copies of `bytes`
   // take when issued at once on one stream, timed by the kind's own clock
@@ -136,9 +144,11 @@ class ForwardingMemory : public MemoryOps {
     return inner_.count_wrong(b, n, t, op, nranks, it);
   }
   void sync() override { inner_.sync(); }
-  void fill_pattern(void* d, std::size_t n, std::uint64_t seed) override { inner_.fill_pattern(d, n, seed); }
-  std::uint64_t count_wrong_pattern(const void* b, std::size_t n, std::uint64_t seed) override {
-    return inner_.count_wrong_pattern(b, n, seed);
+  void fill_patterns(void* d, std::size_t n, std::span<const std::uint64_t> seeds) override {
+    inner_.fill_patterns(d, n, seeds);
+  }
+  std::uint64_t count_wrong_patterns(const void* b, std::size_t n, std::span<const std::uint64_t> seeds) override {
+    return inner_.count_wrong_patterns(b, n, seeds);
   }
   double time_copies(void* d, const void* s, std::size_t n, int k, CopyKind kind, double t) override {
     return inner_.time_copies(d, s, n, k, kind, t);

@@ -115,11 +115,15 @@ class HostMemory final : public MemoryOps {
     return host::count_wrong(buf, count, t, op, nranks, it);
   }
   void sync() override {}
-  void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) override {
-    host::fill_pattern(dst, bytes, seed);
+  void fill_patterns(void* dst, std::size_t bytes, std::span<const std::uint64_t> seeds) override {
+    for (std::size_t k = 0; k < seeds.size(); ++k) host::fill_pattern(static_cast<char*>(dst) + k * bytes, bytes, seeds[k]);
   }
-  std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) override {
-    return host::count_wrong_pattern(buf, bytes, seed);
+  std::uint64_t count_wrong_patterns(const void* buf, std::size_t bytes,
+                                     std::span<const std::uint64_t> seeds) override {
+    std::uint64_t wrong = 0;
+    for (std::size_t k = 0; k < seeds.size(); ++k)
+      wrong += host::count_wrong_pattern(static_cast<const char*>(buf) + k * bytes, bytes, seeds[k]);
+    return wrong;
   }
   Capacity capacity(int local_ranks) override { return host_capacity(local_ranks); }
 };

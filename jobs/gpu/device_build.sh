@@ -7,7 +7,7 @@
 # Each carried piece is used only when the machine lacks it. Prints what it
 # used; exits non-zero when gdrbench could not be built.
 #
-# usage: jobs/gpu/device_build.sh [build-dir]     (default build-device)
+# usage: [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]     (default build-device)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 carried=$root/.device/gpu
@@ -33,9 +33,13 @@ fi
 if ! have_header gtest/gtest.h; then
   cmake_args+=(-DGTEST_ROOT=$carried/gtest); used+=("GoogleTest (carried)")
 fi
-# UCX built with CUDA (shared/device), for the direct path of -T ucx.
+# UCX built with CUDA (shared/device), for the direct path of -T ucx;
+# GDR_UCX_ROOT=<prefix> builds against another UCX instead (the 1.22 wheel).
 ucx_tgz=$(ls "$carried"/ucx-*cuda*.tgz 2>/dev/null | head -1)
-if [ -n "$ucx_tgz" ]; then
+if [ -n "${GDR_UCX_ROOT:-}" ]; then
+  cmake_args+=(-DUCX_ROOT=$GDR_UCX_ROOT)
+  used+=("UCX at $GDR_UCX_ROOT")
+elif [ -n "$ucx_tgz" ]; then
   if [ ! -d /tmp/ucx ]; then tar -C /tmp -xzf "$ucx_tgz"; fi
   cmake_args+=(-DUCX_ROOT=/tmp/ucx)
   used+=("UCX from $(basename "$ucx_tgz") at /tmp/ucx")

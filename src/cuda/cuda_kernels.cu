@@ -6,6 +6,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "cuda_kernels.h"
@@ -188,10 +189,14 @@ cudaError_t fill_sized(void* dst, std::size_t n, const InputTable& tab, int it, 
   return cudaGetLastError();
 }
 
-// One thread per 8-byte word of the message; whole-word stores where the
-// message starts on an 8-byte boundary (slots of odd sizes may not).
+// Slot y of the launch is the `bytes` at dst + y * bytes, with seed
+// seeds.s[y]: one launch fills or checks a whole window of messages.
+// One thread per 8-byte word of a slot; whole-word accesses where the slot
+// starts on an 8-byte boundary (slots of odd sizes may not).
 __global__ void __launch_bounds__(kThreads)
-    pattern_fill_kernel(unsigned char* __restrict__ dst, std::size_t bytes, std::uint64_t seed) {
+    pattern_fill_kernel(unsigned char* __restrict__ base, std::size_t bytes, PatternSeeds seeds) {
+  unsigned char* dst = base + blockIdx.y * bytes;
+  const std::uint64_t seed = seeds.s[blockIdx.y];
   const bool aligned = reinterpret_cast<std::uintptr_t>(dst) % 8 == 0;
   for (std::size_t w = thread_id(); w * 8 < bytes; w += grid_stride()) {
     const std::uint64_t v = pattern::word(seed, w);
@@ -205,8 +210,10 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 __global__ void __launch_bounds__(kThreads)
-    pattern_count_kernel(const unsigned char* __restrict__ buf, std::size_t bytes, std::uint64_t seed,
+    pattern_count_kernel(const unsigned char* __restrict__ base, std::size_t bytes, PatternSeeds seeds,
                          unsigned long long* out) {
+  const unsigned char* buf = base + blockIdx.y * bytes;
+  const std::uint64_t seed = seeds.s[blockIdx.y];
   const bool aligned = reinterpret_cast<std::uintptr_t>(buf) % 8 == 0;
   unsigned long long wrong = 0;
   for (std::size_t w = thread_id(); w * 8 < bytes; w += grid_stride()) {
@@ -223,25 +230,28 @@ __global__ void __launch_bounds__(kThreads)
   if ((threadIdx.x & 31) == 0 && wrong) atomicAdd(out, wrong);
 }
 
-int pattern_blocks(std::size_t bytes, int max_blocks) {
+// Blocks per slot: enough for one word per thread, the launch as a whole
+// within max_blocks (but at least one block per slot).
+dim3 pattern_grid(std::size_t bytes, int slots, int max_blocks) {
   std::size_t b = ((bytes + 7) / 8 + kThreads - 1) / kThreads;
-  return b > static_cast<std::size_t>(max_blocks) ? max_blocks : static_cast<int>(b < 1 ? 1 : b);
+  const std::size_t most = std::max<std::size_t>(1, static_cast<std::size_t>(max_blocks) / slots);
+  return dim3(static_cast<unsigned>(std::clamp<std::size_t>(b, 1, most)), static_cast<unsigned>(slots));
 }
 
 }  // namespace
 
-cudaError_t launch_fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, Launch l) {
-  if (bytes == 0) return cudaSuccess;
-  pattern_fill_kernel<<<pattern_blocks(bytes, l.max_blocks), kThreads, 0, l.stream>>>(
-      static_cast<unsigned char*>(dst), bytes, seed);
+cudaError_t launch_fill_pattern(void* dst, std::size_t bytes, const PatternSeeds& seeds, Launch l) {
+  if (bytes == 0 || seeds.n == 0) return cudaSuccess;
+  pattern_fill_kernel<<<pattern_grid(bytes, seeds.n, l.max_blocks), kThreads, 0, l.stream>>>(
+      static_cast<unsigned char*>(dst), bytes, seeds);
   return cudaGetLastError();
 }
 
-cudaError_t launch_count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed,
+cudaError_t launch_count_wrong_pattern(const void* buf, std::size_t bytes, const PatternSeeds& seeds,
                                        unsigned long long* d_counter, Launch l) {
-  if (bytes == 0) return cudaSuccess;
-  pattern_count_kernel<<<pattern_blocks(bytes, l.max_blocks), kThreads, 0, l.stream>>>(
-      static_cast<const unsigned char*>(buf), bytes, seed, d_counter);
+  if (bytes == 0 || seeds.n == 0) return cudaSuccess;
+  pattern_count_kernel<<<pattern_grid(bytes, seeds.n, l.max_blocks), kThreads, 0, l.stream>>>(
+      static_cast<const unsigned char*>(buf), bytes, seeds, d_counter);
   return cudaGetLastError();
 }
 

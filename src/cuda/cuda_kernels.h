@@ -36,10 +36,16 @@ cudaError_t launch_count_wrong(const void* buf, std::size_t count, DType t,
                                const ExpectedTable& tab, int it, unsigned long long* d_counter,
                                Launch l);
 
-// Point-to-point payloads (pattern.h): fill `bytes` with seed's pattern;
-// add the number of bytes that differ from it to *d_counter.
-cudaError_t launch_fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed, Launch l);
-cudaError_t launch_count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed,
+// Point-to-point payloads (pattern.h) for n consecutive slots of `bytes`
+// each, slot k with seeds s[k], in one launch: fill them; add the number of
+// bytes that differ to *d_counter. Passed by value as a kernel parameter.
+struct PatternSeeds {
+  static constexpr int kMost = 64;
+  std::uint64_t s[kMost];
+  int n = 0;
+};
+cudaError_t launch_fill_pattern(void* dst, std::size_t bytes, const PatternSeeds& seeds, Launch l);
+cudaError_t launch_count_wrong_pattern(const void* buf, std::size_t bytes, const PatternSeeds& seeds,
                                        unsigned long long* d_counter, Launch l);
 
 }  // namespace gdr::cuda

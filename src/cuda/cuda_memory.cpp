@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <algorithm>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "cuda_kernels.h"
@@ -25,6 +27,15 @@
 
 namespace gdr::cuda {
 namespace {
+
+PatternSeeds seeds_of(std::span<const std::uint64_t> seeds) {
+  if (seeds.size() > PatternSeeds::kMost)
+    throw RunError(fmt::format("pattern kernels take at most {} slots, not {}", PatternSeeds::kMost, seeds.size()));
+  PatternSeeds p;
+  p.n = static_cast<int>(seeds.size());
+  std::copy(seeds.begin(), seeds.end(), p.s);
+  return p;
+}
 
 struct Choice {
   int device = -1;
@@ -180,15 +191,16 @@ class CudaMemory final : public MemoryOps {
     return *h_counter_;
   }
 
-  void fill_pattern(void* dst, std::size_t bytes, std::uint64_t seed) override {
+  void fill_patterns(void* dst, std::size_t bytes, std::span<const std::uint64_t> seeds) override {
     ensure();
-    check(launch_fill_pattern(dst, bytes, seed, {stream_, max_blocks_}), "pattern fill kernel launch");
+    check(launch_fill_pattern(dst, bytes, seeds_of(seeds), {stream_, max_blocks_}), "pattern fill kernel launch");
   }
 
-  std::uint64_t count_wrong_pattern(const void* buf, std::size_t bytes, std::uint64_t seed) override {
+  std::uint64_t count_wrong_patterns(const void* buf, std::size_t bytes,
+                                     std::span<const std::uint64_t> seeds) override {
     ensure();
     check(cudaMemsetAsync(d_counter_, 0, sizeof *d_counter_, stream_), "cudaMemsetAsync");
-    check(launch_count_wrong_pattern(buf, bytes, seed, d_counter_, {stream_, max_blocks_}),
+    check(launch_count_wrong_pattern(buf, bytes, seeds_of(seeds), d_counter_, {stream_, max_blocks_}),
           "pattern check kernel launch");
     check(cudaMemcpyAsync(h_counter_, d_counter_, sizeof *d_counter_, cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync");

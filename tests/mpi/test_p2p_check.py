@@ -79,6 +79,21 @@ def auto_iters(np_, transport):
         check(abs(float(attrs["case_time_s"]) - 0.05) < 1e-12, "case_time_s")
 
 
+def auto_slots(np_, transport):
+    """--slots auto: up to 64 distinct slots within 16 MiB per buffer (so the
+    footprint stays in a GPU's L2 like the peers' single buffer): 4 slots of
+    4 MiB, 1 of 16 MiB; the check still counts a spoiled byte there."""
+    d = tmpdir()
+    h5 = os.path.join(d, "s.h5")
+    p = mpirun(np_, ["run", "-t", "bw", "-T", transport, "-b", "256K", "-e", "16M", "-f", "4",
+                     "-n", "2", "-w", "0", "--output", h5], extra_env={"GDR_SELFTEST_CORRUPT": "1"})
+    check(p.returncode == 1, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
+    _, cases = read_cases(h5)
+    got = {int(a["bytes"]): (int(a["slots"]), int(a["wrong"])) for a, _ in cases if int(a["reference"]) == 0}
+    want = {256 << 10: (64, 1), 1 << 20: (16, 1), 4 << 20: (4, 1), 16 << 20: (1, 1)}
+    check(got == want, f"bytes -> (slots, wrong): {got}, expected {want}")
+
+
 if __name__ == "__main__":
     a = argparse.ArgumentParser()
     a.add_argument("--np", type=int, required=True)
@@ -92,4 +107,5 @@ if __name__ == "__main__":
         unchecked(args.np, args.transport, args.pairs)
         if args.np == 2:
             auto_iters(args.np, args.transport)
+            auto_slots(args.np, args.transport)
     main(all_checks)

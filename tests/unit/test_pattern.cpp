@@ -2,6 +2,7 @@
 // memory kind: what the receiver's check must catch.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -45,6 +46,21 @@ TEST(Pattern, TruncatedOrSpoiledMessageIsCounted) {
   host().fill_pattern(b.data(), b.size(), new_seed);
   b[500] ^= 0x01;
   EXPECT_EQ(host().count_wrong_pattern(b.data(), b.size(), new_seed), 1u);
+}
+
+// A window's slots filled and checked at once, as p2p does: two messages
+// that landed in each other's slot are counted, every byte of both.
+TEST(Pattern, SlotsOfAWindowAreCheckedTogether) {
+  const std::size_t n = 1001;
+  std::vector<std::uint64_t> seeds;
+  for (int s = 0; s < 5; ++s) seeds.push_back(pattern::seed(1, 7, s));
+  std::vector<unsigned char> b(n * seeds.size());
+  host().fill_patterns(b.data(), n, seeds);
+  EXPECT_EQ(host().count_wrong_patterns(b.data(), n, seeds), 0u);
+  for (std::size_t s = 0; s < seeds.size(); ++s)
+    EXPECT_EQ(host().count_wrong_pattern(b.data() + s * n, n, seeds[s]), 0u) << s;
+  std::swap_ranges(b.begin() + n, b.begin() + 2 * n, b.begin() + 3 * n);  // slots 1 and 3 swapped
+  EXPECT_GT(host().count_wrong_patterns(b.data(), n, seeds), 2 * n - 20);
 }
 
 TEST(Pattern, WordsAndBytesAgree) {

@@ -39,11 +39,25 @@ std::uint64_t make_tag(int src, std::uint64_t seq) {
 // UCX 1.13 declares ucp_request_param_t::memh, but only the v2 protocols
 // (default from 1.15) use it to skip registration; older ones get the
 // memory-type hint alone.
+// GDR_UCX_PASS_MEMH=0|1 overrides that default (1 is refused below 1.15),
+// to measure what the handle changes on a given UCX.
 #if UCP_API_VERSION >= UCP_VERSION(1, 15)
 constexpr bool kPassMemh = true;
 #else
 constexpr bool kPassMemh = false;
 #endif
+
+bool pass_memh_from_env(const Bootstrap& boot) {
+  const char* v = std::getenv("GDR_UCX_PASS_MEMH");
+  if (!v || !*v) return kPassMemh;
+  const std::string s(v);
+  if (s != "0" && s != "1")
+    throw UsageError(fmt::format("{}: GDR_UCX_PASS_MEMH='{}': use 0 or 1", boot.me(), s));
+  if (s == "1" && !kPassMemh)
+    throw UsageError(fmt::format("{}: GDR_UCX_PASS_MEMH=1 needs UCX API 1.15 or later (built against {}.{})",
+                                 boot.me(), UCP_API_MAJOR, UCP_API_MINOR));
+  return s == "1";
+}
 
 class UcxRegion final : public MemRegion {
  public:
@@ -89,7 +103,8 @@ class UcxTransport final : public Transport {
  public:
   explicit UcxTransport(Bootstrap& boot)
       : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()),
-        cap_(boot.size(), cap_limit(boot)) {
+        cap_(boot.size(), cap_limit(boot)),
+        pass_memh_(pass_memh_from_env(boot)) {
     if (boot.size() > kMaxRanks)
       throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
                                    boot.size(), kMaxRanks));
@@ -178,6 +193,7 @@ class UcxTransport final : public Transport {
   std::vector<std::uint64_t> free_;
   std::uint64_t epoch_ = 0;  // ucp_worker_progress calls so far; see poll()
   ucx::SendCap cap_;
+  bool pass_memh_;  // ucp_request_param_t::memh on every operation
 };
 
 // --- connection ---------------------------------------------------------
@@ -328,7 +344,7 @@ void* UcxTransport::start(int peer, void* ptr, std::size_t len, bool send, std::
   ucp_request_param_t prm{};
   prm.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
   prm.memory_type = r ? r->type() : UCS_MEMORY_TYPE_HOST;
-  if (kPassMemh && r && r->memh()) {
+  if (pass_memh_ && r && r->memh()) {
     prm.op_attr_mask |= UCP_OP_ATTR_FIELD_MEMH;
     prm.memh = r->memh();
   }
@@ -511,7 +527,7 @@ std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const 
       {"ucx.cuda", ctx_->supports_cuda() ? "yes" : "no: " + ucx::no_cuda_reason()},
       {"ucx.memory_types", ucx::memory_type_names(ctx_->memory_types())},
       {"ucx.tls", tls ? tls : "default (UCX_TLS unset)"},
-      {"ucx.memh_hint", kPassMemh ? "yes" : "no (memory type hint only)"},
+      {"ucx.memh_hint", pass_memh_ ? "yes" : "no (memory type hint only)"},
       {"ucx.cuda_max_sends", cap_.limit() > 0 ? fmt::format("{} per peer (GDR_UCX_CUDA_MAX_SENDS)", cap_.limit())
                                               : std::string("no cap (GDR_UCX_CUDA_MAX_SENDS=0)")},
       {"ucx.err_mode", "none"}};
