@@ -7,8 +7,9 @@
 #        MPI_Allreduce row. A smoke test: asserts nothing about speed. Exit 0 when every tool
 #        ran and parsed and #wrong is 0, 1 otherwise, 77 when ucx_perftest is missing.
 #   gpu  on the lent GPU machine, one device call: build (device_build.sh), then without and
-#        with CUDA MPS: gdrbench -T ucx -m cuda --path direct latency,bw,bibw (+copy-d2d),
-#        ucx_perftest -m cuda tag_bw/tag_lat (/tmp/ucx/bin), 2 ranks on GPU 0; with >= 2 GPUs
+#        with CUDA MPS, each tool twice in ABBA order: gdrbench -T ucx -m cuda --path direct
+#        latency,bw,bibw (+copy-d2d), ucx_perftest -m cuda tag_bw/tag_lat (/tmp/ucx/bin), 2 ranks
+#        on GPU 0 (the table takes each tool's best round per size); with >= 2 GPUs
 #        also NCCL send/recv rows (one rank on each of GPUs 0 and 1). Prints the table and
 #        PASS/FAIL per target of the issue (never fails on them). $OUT gets summary.txt and
 #        bench_vs_peers.tgz (every raw output).
@@ -72,13 +73,14 @@ listening() {  # PORT: is a TCP socket listening on it (/proc: no ss/netstat nee
     END { exit !f }' /proc/net/tcp /proc/net/tcp6 2>/dev/null
 }
 
-# ucxpt DIR TEST SIZE MEM: server in the background, client to 127.0.0.1, same port each time
-# (a port left listening by someone else is skipped); the server is killed after the client.
+# ucxpt DIR TEST SIZE MEM [COUNTS_DIR]: server in the background, client to 127.0.0.1, same port
+# each time (a port left listening by someone else is skipped); the server is killed after the
+# client. Message counts from gdrbench's rows in COUNTS_DIR (default DIR).
 ucxpt() {
-  local dir=$1 test=$2 size=$3 mem=$4 gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
+  local dir=$1 test=$2 size=$3 mem=$4 cdir=${5:-$1} gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
   [ "$test" = tag_lat ] && gtest=latency
-  [ -s "$dir/gdr_lat8.jsonl" ] && grep -q "\"bytes\":$size," "$dir/gdr_lat8.jsonl" && src=gdr_lat8
-  n=$("$py" "$table" count "$dir/$src.jsonl" "$gtest" "$size" 2>/dev/null)
+  [ -s "$cdir/gdr_lat8.jsonl" ] && grep -q "\"bytes\":$size," "$cdir/gdr_lat8.jsonl" && src=gdr_lat8
+  n=$("$py" "$table" count "$cdir/$src.jsonl" "$gtest" "$size" 2>/dev/null)
   n=$(( ${n:-0} > 100 ? ${n:-0} : 100 )); w=$(( n / 4 > 10 ? n / 4 : 10 ))
   local log=$dir/ucxpt_${test}_${size}.txt
   if [ -n "$dry" ]; then
@@ -130,16 +132,29 @@ mps_stop() {
 trap mps_stop EXIT
 trap 'exit 130' INT TERM   # so that the EXIT trap stops MPS
 
-gpu_variant() {  # NAME: one full comparison into $work/NAME
-  local dir=$work/$1 s
-  rm -rf "$dir"; mkdir -p "$dir"
+gdr_p2p_round() {  # DIR: gdrbench's rows of one round
+  gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference copy-d2d -b 1M -e "$gmax"
+  gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
+}
+ucxpt_round() {  # DIR COUNTS_DIR: ucx_perftest's rows of one round
+  local s
+  for s in $gsizes; do ucxpt "$1" tag_bw "$s" cuda "$2"; ucxpt "$1" tag_lat "$s" cuda "$2"; done
+  ucxpt "$1" tag_lat 8 cuda "$2"
+}
+
+# NAME: one full comparison into $work/NAME: each tool twice, in ABBA order (r1: gdrbench then
+# ucx_perftest; r2: ucx_perftest then gdrbench), so that neither always runs first on a GPU
+# whose clocks are still rising (seen: both tools swing between two levels at 1-8 MiB).
+gpu_variant() {
+  local dir=$work/$1
+  rm -rf "$dir"; mkdir -p "$dir/r1" "$dir/r2"
   # 2 ranks on the one GPU (GPU 0 where there are more), as ucx_perftest's two processes.
   (( ngpu > 1 )) && export CUDA_VISIBLE_DEVICES=0
-  gdr "$dir" gdr_p2p 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference copy-d2d -b 1M -e "$gmax"
-  gdr "$dir" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
-  for s in $gsizes; do ucxpt "$dir" tag_bw "$s" cuda; ucxpt "$dir" tag_lat "$s" cuda; done
-  ucxpt "$dir" tag_lat 8 cuda
-  stamp "$1: ucx_perftest done"
+  gdr_p2p_round "$dir/r1"
+  ucxpt_round "$dir/r1" "$dir/r1"
+  ucxpt_round "$dir/r2" "$dir/r1"
+  gdr_p2p_round "$dir/r2"
+  stamp "$1: both rounds done"
   if (( ngpu > 1 )); then
     export CUDA_VISIBLE_DEVICES=0,1 NCCL_NVLS_ENABLE=0   # NVLink multicast off (KINDS.md)
     gdr "$dir" gdr_nccl 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference nccl -b 1M -e "$gmax"
