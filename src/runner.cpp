@@ -200,8 +200,8 @@ class Sweep {
       notes.push_back(
           "ranks share a GPU: unless CUDA MPS runs, the GPU time-slices between their processes, so a device "
           "operation may wait for a context switch (about 150 us on an H200), and each iteration's data "
-          "check, though untimed, slows the timed window after it (H200, bw at 1 MiB: 73-75 GB/s with "
-          "--check 1, 101-137 with --check 0; no difference under MPS). Start MPS (nvidia-cuda-mps-control "
+          "check, though untimed, can slow the timed window after it (H200, bw at 1 MiB in one job: 100 GB/s "
+          "with --check 1, 155 with --check 0; no difference under MPS). Start MPS (nvidia-cuda-mps-control "
           "-d) or give each rank its own GPU");
 #endif
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
