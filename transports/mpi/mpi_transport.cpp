@@ -2,6 +2,8 @@
 // on a private communicator. MPI's per-(source, tag) ordering gives the
 // interface's posting-order matching for free.
 #include <fmt/format.h>
+
+#include <cstdlib>
 #include <mpi.h>
 
 #include <climits>
@@ -54,6 +56,23 @@ class MpiTransport final : public Transport {
     int len = 0;
     MPI_Get_library_version(v, &len);
     return {{"mpi.library", std::string(v, len)}};
+  }
+
+  // Open MPI does not say which PML/BTL it selected (no MPI_T variable holds
+  // the choice), so the row records the MCA request it ran under, named as
+  // such, and whether the peer shares this host.
+  PathTaken path_taken(MemKind, std::size_t, int peer) const override {
+    auto mca = [](const char* var) {
+      const char* v = std::getenv(var);
+      return std::string(v && *v ? v : "default");
+    };
+    bool same_host = boot_.hosts().at(peer) == boot_.host();
+    PathTaken p;
+    p.how = fmt::format("mpi MPI_Isend/MPI_Irecv to a peer on {} host; MCA requested: pml {}, btl {} "
+                        "(the selection itself is not queryable)",
+                        same_host ? "the same" : "another", mca("OMPI_MCA_pml"), mca("OMPI_MCA_btl"));
+    p.links = {same_host ? "shm" : "net"};
+    return p;
   }
 
  private:
