@@ -25,6 +25,17 @@ std::string shown(const LinkFacts* l) {
 
 }  // namespace
 
+double nvlink_gbps_per_link(int version) {
+  switch (version) {
+    case 1: return 20;   // P100: 4 links, 80 GB/s per direction
+    case 2:
+    case 3:
+    case 4: return 25;   // V100 6 links, A100 12, H100/H200 18 (450 GB/s per direction)
+    case 5: return 50;   // B200: 18 links, 900 GB/s per direction
+    default: return 0;
+  }
+}
+
 CeilingSide probe_ceilings(const Options& o, const std::vector<std::string>& gpus,
                            const std::vector<HcaFacts>& hcas) {
   CeilingSide c;
@@ -58,6 +69,17 @@ void assess_ceiling(const Facts& f, std::vector<Check>& out) {
   for (auto& [bdf, l] : c.pcie)
     out.push_back({"ceiling", fmt::format("{} {}", l.what, bdf), "n/a", shown(&l), ""});
   for (auto& [key, l] : c.ports) out.push_back({"ceiling", l.what, "n/a", shown(&l), ""});
+  // NVLink: active links x the per-link rate of their generation, per direction.
+  for (auto& g : f.gpu.gpus) {
+    if (g.nvlinks <= 0) continue;
+    double per = nvlink_gbps_per_link(g.nvlink_version);
+    out.push_back({"ceiling", fmt::format("GPU {} NVLink", g.bus_id), "n/a",
+                   per > 0 ? fmt::format("{} active links, NVLink {} x {:g} GB/s: {:g} GB/s per direction (NVML)",
+                                         g.nvlinks, g.nvlink_version, per, g.nvlinks * per)
+                           : fmt::format("{} active links of NVLink version {} (rate unknown)", g.nvlinks,
+                                         g.nvlink_version),
+                   ""});
+  }
   // A GPU-HCA pair: GPUDirect RDMA crosses the GPU's link, the HCA's link and the port.
   for (auto& p : f.topo.pairs) {
     std::string hca_pci;

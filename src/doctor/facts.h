@@ -100,7 +100,12 @@ struct GpuFacts {
   bool cuda_visible = false;
   int gdr_attr = -1;     // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
   int dmabuf_attr = -1;  // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+  int nvlinks = -1;        // active NVLinks (nvmlDeviceGetNvLinkState), -1 unknown
+  int nvlink_version = 0;  // nvmlDeviceGetNvLinkVersion of the first active link
 };
+// GB/s per direction of one NVLink of `version` (NVML's numbering: 1 P100,
+// 2 V100, 3 A100, 4 H100/H200, 5 B200), 0 unknown.
+double nvlink_gbps_per_link(int version);
 struct GpuSide {
   NvidiaModuleFacts module;
   std::vector<std::string> pci_gpus;  // from sysfs

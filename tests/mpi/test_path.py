@@ -17,7 +17,7 @@ from gdrtest import check, mpirun, read_cases, read_jsonl
 def run(label, extra_env=None, transports="mpi,ucx", sizes=("8", "1M")):
     d = tempfile.mkdtemp(prefix=f"gdr-path-{label}-")
     h5, js = os.path.join(d, "p.h5"), os.path.join(d, "p.jsonl")
-    p = mpirun(2, ["run", "-t", "latency,bw", "-T", transports, "-b", sizes[0], "-e", sizes[1], "-f", "128",
+    p = mpirun(2, ["run", "-t", "latency,bw", "-T", transports, "-b", sizes[0], "-e", sizes[1], "-f", "131072",
                    "-n", "3", "-w", "1", "--window", "4", "--output", h5, "--json", js], extra_env=extra_env)
     check(p.returncode == 0, f"{label}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
     root, cases = read_cases(h5)
@@ -48,7 +48,7 @@ def default_run():
             check(m.group(1) == ("egr/short" if row["bytes"] == 8 else "rndv zcopy"), f"{where}: {m.group(1)}")
     table = [l for l in p.stdout.splitlines() if not l.startswith("#")]
     check(all(l.split()[13] == "-" for l in table), f"%peak column should be '-':\n{p.stdout}")
-    check(re.search(r"^# note: %peak '-' for latency over ucx \(host memory\): no limit known for host shared "
+    check(re.search(r"^# note: %peak '-' for latency over mpi \(host memory\): no limit known for host shared "
                     r"memory", p.stdout, re.M), f"no note for the missing peak:\n{p.stdout}")
     verdict = [l[len("# verdict: "):] for l in p.stdout.splitlines() if l.startswith("# verdict: ")]
     check(len(verdict) == 2 and verdict[0].startswith("mpi host direct: best ")
