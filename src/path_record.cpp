@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "ceiling.h"
+#include "doctor/facts.h"
 #ifdef GDR_HAVE_CUDA
 #include "cuda/cuda_memory.h"
 #endif
@@ -68,7 +69,8 @@ PathTaken local_path(Transport* t, const CaseParams& c, int rank, int size) {
 
 std::string gpu_bdf(const CaseParams& c) {
 #ifdef GDR_HAVE_CUDA
-  if (c.mem == MemKind::cuda) return cuda::pci_bus_id();
+  // "0000:3B:00.0" as CUDA writes it -> sysfs's "0000:3b:00.0".
+  if (c.mem == MemKind::cuda) return doctor::detail::normalize_busid(cuda::pci_bus_id());
 #else
   (void)c;
 #endif

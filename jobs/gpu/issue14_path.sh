@@ -45,9 +45,9 @@ run() {
   grep -E "^# (verdict|note: '!'|note: %peak)" "$work/$label.txt" | tee -a "$out/summary.txt"
 }
 
-sweep=(-t latency,bw -b 8 -e 64M -f 8 --path direct,staged --reference copy)
+sweep=(-t latency,bw -b 16 -e 64M -f 4 --path direct,staged --reference copy)
 run nomps -- "${sweep[@]}"
-run forced-bounce UCX_TLS=cuda_copy,sm,self -- -t bw -b 8 -e 64M -f 8 --path direct --reference copy
+run forced-bounce UCX_TLS=cuda_copy,sm,self -- -t bw -b 16 -e 64M -f 4 --path direct --reference copy
 nvidia-cuda-mps-control -d && sleep 1
 run mps -- "${sweep[@]}"
 echo quit | nvidia-cuda-mps-control; sleep 1
@@ -60,7 +60,7 @@ for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
     print(f"{'test':8} {'transport':9} {'path':7} {'bytes':>10} {'busbw':>8} {'peak':>7} {'%peak':>6} host  path_taken")
     for line in open(f):
         r = json.loads(line)
-        if r["bytes"] not in (8, 1048576, 67108864):
+        if r["bytes"] not in (16, 1048576, 67108864):
             continue
         peak = "-" if r["peak_gbps"] is None else f"{r['peak_gbps']:.1f}"
         pct = "-" if r["pct_peak"] is None else f"{r['pct_peak']:.1f}"
