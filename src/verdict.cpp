@@ -9,7 +9,7 @@
 namespace gdr {
 namespace {
 
-std::string pct(double p, bool known) { return known ? fmt::format("{:.0f} % of peak", p) : "peak unknown"; }
+std::string pct(double p, bool known) { return known ? fmt::format("{:.1f} % of peak", p) : "peak unknown"; }
 
 // The doctor's first GPUDirect finding that is not a pass, e.g.
 // "doctor: gpudirect/peermem: fail: neither nvidia_peermem nor dma-buf".

@@ -171,7 +171,7 @@ TEST(Verdict, BestLatencyGpuDirectAndFactor) {
   auto lines = v.lines({}, "");
   ASSERT_EQ(lines.size(), 2u);
   const std::string& d = lines[0];
-  EXPECT_NE(d.find("ucx cuda direct: best 104.80 GB/s (bw 1048576 B, 52 % of peak)"), std::string::npos) << d;
+  EXPECT_NE(d.find("ucx cuda direct: best 104.80 GB/s (bw 1048576 B, 52.4 % of peak)"), std::string::npos) << d;
   EXPECT_NE(d.find("smallest latency 15.00 us (8 B)"), std::string::npos) << d;
   EXPECT_NE(d.find("GPUDirect: yes (no host copy at 1048576 B)"), std::string::npos) << d;
   EXPECT_NE(d.find("direct/staged 5.00x (bw 1048576 B)"), std::string::npos) << d;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -102,6 +104,29 @@ EpInfo parse_ep_info(std::string_view text) {
     }
   }
   return info;
+}
+
+EpInfo ep_info_of(ucp_ep_h ep) {
+  char* text = nullptr;
+  std::size_t size = 0;
+  std::string all;
+  if (std::FILE* f = open_memstream(&text, &size)) {
+    ucp_ep_print_info(ep, f);
+    std::fclose(f);
+    all.assign(text, size);
+    std::free(text);
+  }
+  return parse_ep_info(all);
+}
+
+std::string lane_names(const EpInfo& info) {
+  std::string out;
+  for (auto& l : info.lanes) {
+    if (out.find(l.name()) != std::string::npos) continue;
+    if (!out.empty()) out += ',';
+    out += l.name();
+  }
+  return out;
 }
 
 std::string proto_at(const EpInfo& info, std::size_t bytes) {

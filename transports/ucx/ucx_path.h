@@ -18,6 +18,8 @@
 #include <string_view>
 #include <vector>
 
+#include <ucp/api/ucp.h>
+
 #include "transports/transport.h"
 
 namespace gdr::ucx {
@@ -41,6 +43,10 @@ struct EpInfo {
 
 // Parses ucp_ep_print_info's text; lanes and ranges it cannot read are left out.
 EpInfo parse_ep_info(std::string_view text);
+// ucp_ep_print_info of `ep`, parsed.
+EpInfo ep_info_of(ucp_ep_h ep);
+// "sysv/memory,cma/memory": the endpoint's lanes, each once.
+std::string lane_names(const EpInfo& info);
 
 // The protocol UCX picks for `bytes` on this endpoint ("" when no range covers it).
 std::string proto_at(const EpInfo& info, std::size_t bytes);

@@ -486,29 +486,12 @@ void UcxTransport::close_endpoints() {
 // ucp_ep_print_info of the endpoint to `peer`, parsed once.
 const ucx::EpInfo& UcxTransport::ep_info(int peer) const {
   auto it = ep_info_.find(peer);
-  if (it != ep_info_.end()) return it->second;
-  char* text = nullptr;
-  std::size_t size = 0;
-  std::string all;
-  if (std::FILE* f = open_memstream(&text, &size)) {
-    ucp_ep_print_info(peers_[peer].ep, f);
-    std::fclose(f);
-    all.assign(text, size);
-    std::free(text);
-  }
-  return ep_info_[peer] = ucx::parse_ep_info(all);
+  return it != ep_info_.end() ? it->second : (ep_info_[peer] = ucx::ep_info_of(peers_[peer].ep));
 }
 
 // The transports UCX chose for the first endpoint, e.g. "posix/memory,cma/memory".
 std::string UcxTransport::lanes() const {
-  if (connected_.empty()) return {};
-  std::string out;
-  for (auto& l : ep_info(connected_.front()).lanes)
-    if (out.find(l.name()) == std::string::npos) {
-      if (!out.empty()) out += ',';
-      out += l.name();
-    }
-  return out;
+  return connected_.empty() ? std::string() : ucx::lane_names(ep_info(connected_.front()));
 }
 
 PathTaken UcxTransport::path_taken(MemKind mem, std::size_t bytes, int peer) const {
