@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -129,12 +128,16 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "time_us_p99", r.slowest.p99 * 1e6);
     attr_num(g, "algbw_gbps", r.algbw_gbps);
     attr_num(g, "busbw_gbps", r.busbw_gbps);
-    // Issue 14: what moved the bytes and the ceiling of that path (NaN: unknown, peak_why says why).
+    // Issue 14: what moved the bytes and the ceiling of that path; without a
+    // known ceiling no peak_gbps/pct_peak (a NaN would never equal itself)
+    // and peak_source says why.
     attr_str(g, "path_taken", r.path_taken);
     attr_num(g, "via_host", r.via_host ? 1 : 0);
     if (r.via_host) attr_str(g, "via_host_cause", r.via_host_cause);
-    attr_num(g, "peak_gbps", r.peak_gbps > 0 ? r.peak_gbps : std::nan(""));
-    attr_num(g, "pct_peak", r.peak_gbps > 0 ? r.pct_peak : std::nan(""));
+    if (r.peak_gbps > 0) {
+      attr_num(g, "peak_gbps", r.peak_gbps);
+      attr_num(g, "pct_peak", r.pct_peak);
+    }
     attr_str(g, "peak_source", r.peak_gbps > 0 ? r.peak_source : r.peak_why);
     hsize_t dims[2] = {static_cast<hsize_t>(r.ranks), static_cast<hsize_t>(c.iters)};
     H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
