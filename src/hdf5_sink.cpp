@@ -128,6 +128,17 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "time_us_p99", r.slowest.p99 * 1e6);
     attr_num(g, "algbw_gbps", r.algbw_gbps);
     attr_num(g, "busbw_gbps", r.busbw_gbps);
+    // Issue 14: what moved the bytes and the ceiling of that path; without a
+    // known ceiling no peak_gbps/pct_peak (a NaN would never equal itself)
+    // and peak_source says why.
+    attr_str(g, "path_taken", r.path_taken);
+    attr_num(g, "via_host", r.via_host ? 1 : 0);
+    if (r.via_host) attr_str(g, "via_host_cause", r.via_host_cause);
+    if (r.peak_gbps > 0) {
+      attr_num(g, "peak_gbps", r.peak_gbps);
+      attr_num(g, "pct_peak", r.pct_peak);
+    }
+    attr_str(g, "peak_source", r.peak_gbps > 0 ? r.peak_source : r.peak_why);
     hsize_t dims[2] = {static_cast<hsize_t>(r.ranks), static_cast<hsize_t>(c.iters)};
     H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
     H5Id d{H5Dcreate2(g, "times", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
@@ -155,6 +166,9 @@ class Hdf5Sink final : public ResultSink {
     attr_str(file_, "error", m.error);
     attr_num(file_, "ranks", m.ranks);
     attr_num(file_, "cases_completed", n_cases_);
+    std::string verdict;
+    for (auto& v : m.verdict) verdict += (verdict.empty() ? "" : "\n") + v;
+    attr_str(file_, "verdict", verdict);
   }
   void add_facts(const RunMetadata& m) {
     for (auto& [k, v] : m.facts) attr_str(facts_, k.c_str(), v);

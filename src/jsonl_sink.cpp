@@ -15,6 +15,17 @@ namespace {
 // the HDF5 attributes exactly.
 std::string num(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
+// A JSON string: quotes, backslashes and control characters escaped.
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s) {
+    if (ch == '"' || ch == '\\') out += fmt::format("\\{}", static_cast<char>(ch));
+    else if (ch < 0x20) out += fmt::format("\\u{:04x}", ch);
+    else out += static_cast<char>(ch);
+  }
+  return out + "\"";
+}
+
 class JsonlSink final : public ResultSink {
  public:
   explicit JsonlSink(const std::string& path) : file_(std::fopen(path.c_str(), "w")) {
@@ -31,13 +42,15 @@ class JsonlSink final : public ResultSink {
                "\"dtype\":\"{}\",\"op\":\"{}\",\"src\":{},\"dst\":{},\"ranks\":{},\"bytes\":{},"
                "\"count\":{},\"iters\":{},\"time_us_mean\":{},\"time_us_min\":{},\"time_us_max\":{},"
                "\"time_us_median\":{},\"time_us_p99\":{},\"algbw_gbps\":{},\"busbw_gbps\":{},"
-               "\"wrong\":{}}}\n",
+               "\"wrong\":{},\"path_taken\":{},\"via_host\":{},\"peak_gbps\":{},\"pct_peak\":{}}}\n",
                c.test, c.transport, c.reference ? "true" : "false", mem_name(c.mem),
                path_name(c.path), p2p ? "byte" : dtype_name(c.dtype), p2p ? "none" : op_name(c.op),
                p2p ? std::to_string(c.src) : "null", p2p ? std::to_string(c.dst) : "null", r.ranks,
                c.bytes, c.count, c.iters, num(r.slowest.mean * 1e6), num(r.slowest.min * 1e6),
                num(r.slowest.max * 1e6), num(r.slowest.median * 1e6), num(r.slowest.p99 * 1e6),
-               num(r.algbw_gbps), num(r.busbw_gbps), r.wrong);
+               num(r.algbw_gbps), num(r.busbw_gbps), r.wrong, quoted(r.path_taken),
+               r.via_host ? "true" : "false", r.peak_gbps > 0 ? num(r.peak_gbps) : "null",
+               r.peak_gbps > 0 ? num(r.pct_peak) : "null");
     std::fflush(file_);
   }
 

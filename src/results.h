@@ -19,6 +19,14 @@ struct CaseRecord {
   std::uint64_t wrong = 0;    // summed over ranks and iterations
   Summary slowest;            // over iterations of the slowest rank's time, seconds
   double algbw_gbps = 0, busbw_gbps = 0;
+  // Issue 14 (src/path_record.h): what moved the bytes, and how close the
+  // row came to the limit of that path.
+  std::string path_taken;   // "" when the transport cannot tell
+  bool via_host = false;    // a device-memory row whose bytes went through host memory
+  std::string via_host_cause;
+  double peak_gbps = 0;     // 0: no limit known (then peak_why says why)
+  double pct_peak = 0;      // busbw / peak x 100 (bibw: against 2 x peak)
+  std::string peak_source, peak_why;
 };
 
 // Fills slowest, algbw and busbw from times and the test's factors.
@@ -40,6 +48,7 @@ struct RunMetadata {
   std::vector<int> local_ranks;
   std::vector<std::pair<std::string, std::string>> facts;  // "mpi.library" -> "..."
   std::vector<std::pair<std::string, std::string>> environment;
+  std::vector<std::string> verdict;  // src/verdict.h: the lines a person reads first
 };
 
 class ResultSink {

@@ -12,6 +12,9 @@
 #include "collectives/timed_loop.h"
 #include "errors.h"
 #include "memory_cache.h"
+#include "mps.h"
+#include "path_record.h"
+#include "verdict.h"
 #include "progress.h"
 #include "signals.h"
 #include "transports/staged/staged_transport.h"
@@ -149,6 +152,8 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             for (auto [src, dst] : pairs) {
               c.src = src;
               c.dst = dst;
+              // Ceiling rows (copy-*) go first, so the rows they bound can use them.
+              std::size_t first = out.size();
               for (auto& t : o.transports) {
                 c.transport = t;
                 c.reference = false;
@@ -174,7 +179,8 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                   continue;
                 }
                 if (!ref->bounds.empty()) note(fmt::format("reference '{}': {}", rname, ref->bounds));
-                out.push_back({{test, rname, true, mem, path}, r});
+                if (ref->bounds.empty()) out.push_back({{test, rname, true, mem, path}, r});
+                else out.insert(out.begin() + static_cast<std::ptrdiff_t>(first++), {{test, rname, true, mem, path}, r});
               }
             }
           }
@@ -196,13 +202,24 @@ class Sweep {
     std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
     notes.insert(notes.begin(), iterations_note(opt_));
 #ifdef GDR_HAVE_CUDA
-    if (std::count(opt_.mems.begin(), opt_.mems.end(), MemKind::cuda) && cuda::ranks_share_gpu())
-      notes.push_back(
-          "ranks share a GPU: unless CUDA MPS runs, the GPU time-slices between their processes, so a device "
-          "operation may wait for a context switch (about 150 us on an H200), and each iteration's data "
-          "check, though untimed, can slow the timed window after it (H200, bw at 1 MiB in one job: 100 GB/s "
-          "with --check 1, 155 with --check 0; no difference under MPS). Start MPS (nvidia-cuda-mps-control "
-          "-d) or give each rank its own GPU");
+    if (std::count(opt_.mems.begin(), opt_.mems.end(), MemKind::cuda) && cuda::ranks_share_gpu()) {
+      // Every rank looks for the MPS daemon of its own node; any without is reported.
+      std::string mps = mps_control_socket();
+      bool without = boot_.allreduce_max(mps.empty() ? 1 : 0) > 0;
+      meta_.facts.emplace_back("gpu.shared", without ? "yes, without CUDA MPS (no MPS control socket on some node)"
+                                                     : "yes, under CUDA MPS (" + mps + ")");
+      if (without) {
+        shared_gpu_ = "ranks share a GPU WITHOUT CUDA MPS: device operations wait for context switches (~150 us "
+                      "each on an H200), so device latency and small-message rows are far from the hardware; "
+                      "start MPS (nvidia-cuda-mps-control -d) or give each rank its own GPU";
+        notes.push_back(
+            "ranks share a GPU and no CUDA MPS control daemon was found: the GPU time-slices between their "
+            "processes, so a device operation may wait for a context switch (about 150 us on an H200), and each "
+            "iteration's data check, though untimed, can slow the timed window after it (H200, bw at 1 MiB in one "
+            "job: 100 GB/s with --check 1, 155 with --check 0; no difference under MPS). Start MPS "
+            "(nvidia-cuda-mps-control -d) or give each rank its own GPU");
+      }
+    }
 #endif
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
@@ -223,6 +240,8 @@ class Sweep {
         totals.wrong += rec.wrong;
         progress.clear();
         for (auto& s : sinks_) s->add(rec);
+        note_copy_row(rec, copies_);  // a ceiling for the rows after it (src/path_record.h)
+        if (boot_.rank() == 0) verdict_.add(rec);
         progress.step(i + 1);
       }
       // A lane's last case: its buffers go back to the cache, for the next
@@ -231,6 +250,7 @@ class Sweep {
       if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
+    if (boot_.rank() == 0) meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
     return totals;
   }
 
@@ -305,7 +325,10 @@ class Sweep {
     CaseRecord rec;
     rec.params = ran;
     rec.ranks = boot_.size();
-    if (boot_.rank() != 0) return rec;
+    if (boot_.rank() != 0) {
+      record_path(boot_, lane.transport, rec, copies_);  // collective
+      return rec;
+    }
     const std::size_t row = ran.iters + 1;
     for (int r = 0; r < rec.ranks; ++r) {
       rec.times.insert(rec.times.end(), all.begin() + r * row, all.begin() + r * row + ran.iters);
@@ -313,6 +336,7 @@ class Sweep {
     }
     const TestInfo& ti = *find_test(c.test);
     summarize_record(rec, ti.algbw_bytes(ran), ti.busbw_factor(rec.ranks));
+    record_path(boot_, lane.transport, rec, copies_);
     return rec;
   }
 
@@ -324,6 +348,9 @@ class Sweep {
   std::map<MemKind, std::unique_ptr<CachedMemory>> memory_;  // outlives the lanes
   std::map<LaneKey, Lane> lanes_;
   std::map<std::tuple<std::string, MemKind, Path>, std::unique_ptr<Transport>> transports_;
+  CopyCeilings copies_;
+  Verdict verdict_;
+  std::string shared_gpu_;  // the verdict's line when ranks share a GPU without MPS
 };
 
 }  // namespace

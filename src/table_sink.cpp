@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "results.h"
 #include "stats.h"
@@ -21,23 +22,34 @@ class TableSink final : public ResultSink {
                "GB/s = 1e9 B/s\n");
     fmt::print("# algbw = bytes / time; bibw: algbw = 2 x bytes / time (both directions summed, "
                "as osu_bibw); busbw = algbw x 2(n-1)/n for allreduce, = algbw for p2p\n");
-    fmt::print("#{:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11} {:>10} {:>10} {:>8} "
-               "{:>8} {:>7} {:>7}\n",
+    fmt::print("# %peak = busbw / the ceiling of the path the bytes took (bibw: of both directions); "
+               "'!' after the path: device bytes went through host memory (a # note says why)\n");
+    fmt::print("#{:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>7} {:>11} {:>10} {:>10} {:>8} "
+               "{:>8} {:>6} {:>7} {:>7}\n",
                "size(B)", "count", "type", "op", "test", "transport", "mem", "path", "time(us)",
-               "min(us)", "max(us)", "algbw", "busbw", "#wrong", "d/s");
+               "min(us)", "max(us)", "algbw", "busbw", "%peak", "#wrong", "d/s");
     std::fflush(stdout);
   }
   void add(const CaseRecord& r) override {
     const CaseParams& c = r.params;
     std::string transport = c.reference ? c.transport + "*" : c.transport;
     std::string test = c.src >= 0 ? fmt::format("{}:{}>{}", c.test, c.src, c.dst) : c.test;
-    fmt::print(" {:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>6} {:>11.2f} {:>10.2f} {:>10.2f} "
-               "{:>8.2f} {:>8.2f} {:>7} {:>7}\n",
+    fmt::print(" {:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>7} {:>11.2f} {:>10.2f} {:>10.2f} "
+               "{:>8.2f} {:>8.2f} {:>6} {:>7} {:>7}\n",
                c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
                c.has_dtype ? op_name(c.op) : "-", test, transport, mem_name(c.mem),
-               path_name(c.path), r.slowest.mean * 1e6, r.slowest.min * 1e6, r.slowest.max * 1e6,
-               r.algbw_gbps, r.busbw_gbps, c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-",
-               speedup(r));
+               fmt::format("{}{}", path_name(c.path), r.via_host ? "!" : ""), r.slowest.mean * 1e6,
+               r.slowest.min * 1e6, r.slowest.max * 1e6, r.algbw_gbps, r.busbw_gbps,
+               r.peak_gbps > 0 ? fmt::format("{:.1f}", r.pct_peak) : "-",
+               c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-", speedup(r));
+    // Each cause once: which rows went through host memory, and why.
+    if (r.via_host && noted_.insert(r.via_host_cause).second)
+      note(fmt::format("'!' {} over {} ({} memory, {} B and others like it): the bytes went through host "
+                       "memory: {}; path: {}",
+                       c.test, c.transport, mem_name(c.mem), c.bytes, r.via_host_cause, r.path_taken));
+    if (r.peak_gbps <= 0 && !r.peak_why.empty() && noted_.insert(r.peak_why).second)
+      note(fmt::format("%peak '-' for {} over {} ({} memory): {}", c.test, c.transport, mem_name(c.mem),
+                       r.peak_why));
     std::fflush(stdout);
   }
   void note(const std::string& n) override {
@@ -45,6 +57,7 @@ class TableSink final : public ResultSink {
     std::fflush(stdout);
   }
   void end(const RunMetadata& m) override {
+    for (auto& v : m.verdict) fmt::print("# verdict: {}\n", v);
     fmt::print("# {} run ({} ranks); '*' marks a library's own collective (reference row)\n",
                m.status, m.ranks);
   }
@@ -69,6 +82,7 @@ class TableSink final : public ResultSink {
   }
 
   std::map<std::string, double> direct_, staged_;
+  std::set<std::string> noted_;
 
   static std::string host_summary(const RunMetadata& m) {
     std::vector<std::string> uniq;

@@ -29,6 +29,19 @@ enum class Path { direct, staged };
 std::string_view path_name(Path p);
 Path parse_path(std::string_view s);  // throws UsageError
 
+// What moved one case's bytes, as the library reports it (issue 14): not
+// what was asked. `links` names the hardware the bytes crossed, for the
+// ceiling (src/ceiling.h): "hca:mlx5_0:1" (an RDMA port), "gpu" (this
+// rank's GPU over PCIe), "copy-d2d", "copy-d2h", "copy-h2d" (the GPU's copy
+// engines, measured by the copy rows), "shm" (host shared memory: no
+// ceiling is known), "tcp".
+struct PathTaken {
+  std::string how;        // one line, e.g. "rndv cma/memory; eager <= 8256 B sysv/memory"
+  bool via_host = false;  // device-memory bytes passed through host memory
+  std::string cause;      // why, when via_host (names the library's choice)
+  std::vector<std::string> links;
+};
+
 // A registered buffer. Transports subclass it to keep their keys.
 class MemRegion {
  public:
@@ -70,6 +83,9 @@ class Transport {
   virtual bool test(const Request& req) = 0;
   // Facts to store with the results ("ucx.version" -> "1.13.1", registration mode...).
   virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
+  // What moves `bytes` of `mem` memory to `peer` (after connect()); empty
+  // `how` when the transport cannot tell.
+  virtual PathTaken path_taken(MemKind, std::size_t /*bytes*/, int /*peer*/) const { return {}; }
 };
 
 // Waits for all of `reqs` with the bootstrap's timeout. On timeout throws

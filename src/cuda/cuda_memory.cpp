@@ -360,4 +360,10 @@ bool ranks_share_gpu() {
 
 const std::string& who() { return g_cuda.who_text(); }
 
+std::string pci_bus_id() {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, current_device()) != cudaSuccess) return {};
+  return id;
+}
+
 }  // namespace gdr::cuda

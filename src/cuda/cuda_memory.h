@@ -21,6 +21,8 @@ int current_device();
 void* compute_stream();
 // Whether two ranks of one node land on the same GPU (NCCL refuses that).
 bool ranks_share_gpu();
+// PCI bus id of this rank's GPU ("0000:3B:00.0"), "" when CUDA cannot say.
+std::string pci_bus_id();
 // "rank 3 (node07)", for error messages of code that works on the GPU.
 const std::string& who();
 

@@ -46,6 +46,7 @@ Facts gather(const Options& o) {
   if (gpus.empty()) gpus = f.gpu.pci_gpus;
   f.topo = probe_topology(o, gpus, f.rdma.hcas);
   f.versions = probe_versions(o);
+  f.ceilings = probe_ceilings(o, gpus, f.rdma.hcas);
   return f;
 }
 
@@ -53,6 +54,7 @@ std::vector<Check> assess(const Facts& f) {
   std::vector<Check> out;
   assess_gpu(f, out);
   assess_net(f, out);
+  assess_ceiling(f, out);
   return out;
 }
 

@@ -100,7 +100,12 @@ struct GpuFacts {
   bool cuda_visible = false;
   int gdr_attr = -1;     // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED
   int dmabuf_attr = -1;  // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
+  int nvlinks = -1;        // active NVLinks (nvmlDeviceGetNvLinkState), -1 unknown
+  int nvlink_version = 0;  // nvmlDeviceGetNvLinkVersion of the first active link
 };
+// GB/s per direction of one NVLink of `version` (NVML's numbering: 1 P100,
+// 2 V100, 3 A100, 4 H100/H200, 5 B200), 0 unknown.
+double nvlink_gbps_per_link(int version);
 struct GpuSide {
   NvidiaModuleFacts module;
   std::vector<std::string> pci_gpus;  // from sysfs
@@ -185,6 +190,20 @@ VersionSide probe_versions(const Options& o);
 // "libibverbs.so.1.14.44.0" -> "44.0"
 std::string rdma_core_from_soname(const std::string& file);
 
+// ---- ceilings (assess_ceiling.cpp, issue 14) ------------------------------------
+struct LinkFacts {
+  std::string what;   // "GPU 0000:3b:00.0", "HCA mlx5_0", "mlx5_0 port 1"
+  double gbps = 0;    // 0: unknown
+  std::string source; // src/ceiling.h's description
+};
+struct CeilingSide {
+  std::vector<std::pair<std::string, LinkFacts>> pcie;   // bus id -> its PCIe link
+  std::vector<std::pair<std::string, LinkFacts>> ports;  // "mlx5_0:1" -> port rate
+  std::string mps_socket;  // CUDA MPS control socket, "" when none
+};
+CeilingSide probe_ceilings(const Options& o, const std::vector<std::string>& gpus,
+                           const std::vector<HcaFacts>& hcas);
+
 // ---- everything -----------------------------------------------------------------
 struct Facts {
   std::string host;
@@ -194,9 +213,11 @@ struct Facts {
   RdmaSide rdma;
   TopoSide topo;
   VersionSide versions;
+  CeilingSide ceilings;
 };
 Facts gather(const Options& o);
 std::vector<Check> assess(const Facts& f);  // pure
+void assess_ceiling(const Facts& f, std::vector<Check>& out);  // area "ceiling" (issue 14)
 
 // Small helpers shared by the checks.
 std::string human_bytes(unsigned long long bytes);

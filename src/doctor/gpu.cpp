@@ -49,6 +49,10 @@ struct Nvml {
   nvmlReturn (*memory)(nvmlDevice, nvmlMemory*) =
       lib.sym<nvmlReturn (*)(nvmlDevice, nvmlMemory*)>("nvmlDeviceGetMemoryInfo");
 
+  nvmlReturn (*nvlink_state)(nvmlDevice, unsigned, int*) =
+      lib.sym<nvmlReturn (*)(nvmlDevice, unsigned, int*)>("nvmlDeviceGetNvLinkState");
+  nvmlReturn (*nvlink_version)(nvmlDevice, unsigned, unsigned*) =
+      lib.sym<nvmlReturn (*)(nvmlDevice, unsigned, unsigned*)>("nvmlDeviceGetNvLinkVersion");
   std::string err(nvmlReturn r) const {
     const char* s = error_string ? error_string(r) : nullptr;
     return s ? fmt::format("{} ({})", s, r) : fmt::format("NVML error {}", r);
@@ -91,6 +95,16 @@ void probe_nvml(GpuSide& g) {
     if (n.bar1 && n.bar1(dev, &bar1) == 0) f.bar1_bytes = static_cast<long long>(bar1.total);
     nvmlMemory mem{};
     if (n.memory && n.memory(dev, &mem) == 0) f.memory_bytes = static_cast<long long>(mem.total);
+    // NVLinks: 18 is NVML_NVLINK_MAX_LINKS; a GPU without NVLink answers "not supported".
+    if (n.nvlink_state) {
+      f.nvlinks = 0;
+      for (unsigned l = 0; l < 18; ++l) {
+        int active = 0;
+        if (n.nvlink_state(dev, l, &active) != 0 || !active) continue;
+        unsigned v = 0;
+        if (f.nvlinks++ == 0 && n.nvlink_version && n.nvlink_version(dev, l, &v) == 0) f.nvlink_version = static_cast<int>(v);
+      }
+    }
     g.gpus.push_back(std::move(f));
   }
   if (n.shutdown) n.shutdown();

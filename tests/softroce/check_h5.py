@@ -2,14 +2,16 @@
 """Checks a gdrbench HDF5 result file written inside the Soft-RoCE guest.
 
   check_h5.py FILE --ranks N --transport verbs [--min-cases K] [--test T]...
-              [--expect-failure REGEX] [--fact KEY=REGEX]...
+              [--expect-failure REGEX] [--fact KEY=REGEX]... [--path REGEX] [--peak GBPS]
 
 Fails (exit 1, one line per problem) unless the run completed, every case
 has #wrong == 0 and a times dataset of shape [ranks, iters] with a finite
 value for each rank that took part, the transport's cases are all there,
 and the transport's facts (device, registration) were stored. With
 --expect-failure the file must instead say `failed` with an error matching
-REGEX (the cases it kept are still checked).
+REGEX (the cases it kept are still checked). --path: every case of the
+transport records a path_taken matching REGEX; --peak: and a peak_gbps of
+GBPS (within 0.1 %) with a pct_peak that follows from busbw (issue 14).
 """
 import argparse
 import math
@@ -29,6 +31,8 @@ def main():
     ap.add_argument("--expect-failure", metavar="REGEX")
     ap.add_argument("--fact", action="append", default=[], metavar="KEY=REGEX",
                     help="a stored fact that must match REGEX")
+    ap.add_argument("--path", metavar="REGEX", help="path_taken every case of the transport must match")
+    ap.add_argument("--peak", type=float, metavar="GBPS", help="peak_gbps every case of the transport must have")
     a = ap.parse_args()
     problems = []
     with h5py.File(a.file, "r") as f:
@@ -68,6 +72,15 @@ def main():
             if at.get("transport") == a.transport and not at.get("reference"):
                 ours += 1
                 tests.add(at.get("test"))
+                if a.path and not re.fullmatch(a.path, str(at.get("path_taken"))):
+                    problems.append(f"{label}: path_taken {at.get('path_taken')!r}, want {a.path!r}")
+                if a.peak is not None:
+                    peak, pct, busbw = at.get("peak_gbps"), at.get("pct_peak"), at.get("busbw_gbps")
+                    both = 2 if at.get("test") == "bibw" else 1
+                    if not (peak and abs(peak - a.peak) <= a.peak * 1e-3):
+                        problems.append(f"{label}: peak_gbps {peak} ({at.get('peak_source')}), want {a.peak}")
+                    elif not abs(pct - busbw / (both * peak) * 100) <= 1e-9 * max(1.0, pct):
+                        problems.append(f"{label}: pct_peak {pct} != busbw {busbw} / {both} x {peak}")
         if ours < a.min_cases:
             problems.append(f"{ours} {a.transport} cases, want at least {a.min_cases}")
         for t in a.test:

@@ -2,8 +2,11 @@
 // on a private communicator. MPI's per-(source, tag) ordering gives the
 // interface's posting-order matching for free.
 #include <fmt/format.h>
+
+#include <cstdlib>
 #include <mpi.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "src/bootstrap.h"
@@ -56,6 +59,22 @@ class MpiTransport final : public Transport {
     return {{"mpi.library", std::string(v, len)}};
   }
 
+  // Open MPI does not say which PML/BTL it selected (no MPI_T variable holds
+  // the choice), so the row records the selection request it ran under as
+  // the MPI reports it (MPI_T control variables `pml` and `btl`: the
+  // environment, mpirun --mca and openmpi-mca-params.conf together), named
+  // as such, and whether the peer shares this host.
+  PathTaken path_taken(MemKind, std::size_t, int peer) const override {
+    if (mca_.empty()) mca_ = fmt::format("pml {}, btl {}", cvar("pml"), cvar("btl"));
+    bool same_host = boot_.hosts().at(peer) == boot_.host();
+    PathTaken p;
+    p.how = fmt::format("mpi MPI_Isend/MPI_Irecv to a peer on {} host; MCA request: {} "
+                        "(the selection itself is not queryable)",
+                        same_host ? "the same" : "another", mca_);
+    p.links = {same_host ? "shm" : "net"};
+    return p;
+  }
+
  private:
   struct Slot {
     std::vector<MPI_Request> reqs;
@@ -84,7 +103,32 @@ class MpiTransport final : public Transport {
     return Request{id, peer, send, len};
   }
 
+  // A string control variable through MPI_T ("" -> "default", unknown -> "?").
+  static std::string cvar(const char* want) {
+    int provided = 0, n = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) return "?";
+    std::string value = "?";
+    MPI_T_cvar_get_num(&n);
+    for (int i = 0; i < n && value == "?"; ++i) {
+      char name[256], desc[8];
+      int name_len = sizeof name, desc_len = sizeof desc, verbosity = 0, bind = 0, scope = 0, count = 0;
+      MPI_Datatype type;
+      MPI_T_enum e;
+      if (MPI_T_cvar_get_info(i, name, &name_len, &verbosity, &type, &e, desc, &desc_len, &bind, &scope) !=
+              MPI_SUCCESS || std::string(name) != want || type != MPI_CHAR || bind != MPI_T_BIND_NO_OBJECT)
+        continue;
+      MPI_T_cvar_handle h;
+      if (MPI_T_cvar_handle_alloc(i, nullptr, &h, &count) != MPI_SUCCESS) continue;
+      std::string buf(static_cast<std::size_t>(std::max(count, 1)) + 1, '\0');
+      if (MPI_T_cvar_read(h, buf.data()) == MPI_SUCCESS) value = buf.c_str();
+      MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+    return value.empty() ? "default" : value;
+  }
+
   Bootstrap& boot_;
+  mutable std::string mca_;  // "pml ^ucx, btl ^uct,openib,ofi", read once
   MPI_Comm comm_;
   std::vector<Slot> slots_;
   std::vector<std::uint64_t> free_;

@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <deque>
 #include <map>
@@ -123,6 +124,19 @@ class StagedTransport final : public Transport {
     facts.emplace_back("staged.slots_per_peer_direction", std::to_string(cfg_.slots));
     facts.emplace_back("staged.pinned_bytes", std::to_string(pool_bytes_));
     return facts;
+  }
+  // Staged by design, so never flagged: the chunking, then what the inner
+  // transport did with each chunk (host memory, so its own path).
+  PathTaken path_taken(MemKind, std::size_t bytes, int peer) const override {
+    std::size_t chunk = std::min(bytes, cfg_.chunk_bytes);
+    std::size_t chunks = bytes == 0 ? 1 : (bytes + cfg_.chunk_bytes - 1) / cfg_.chunk_bytes;
+    PathTaken inner = inner_->path_taken(MemKind::host, chunk, peer);
+    PathTaken p;
+    p.how = fmt::format("staged: {} chunk(s) of {} B through {} pinned slots; wire: {}", chunks, chunk,
+                        cfg_.slots, inner.how.empty() ? std::string(inner_->name()) : inner.how);
+    p.links = {"copy-d2h", "copy-h2d"};
+    p.links.insert(p.links.end(), inner.links.begin(), inner.links.end());
+    return p;
   }
 
  private:

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <deque>
 #include <exception>
+#include <map>
 #include <string>
 
 #include "src/bootstrap.h"
@@ -21,6 +22,7 @@
 #include "transports/transport.h"
 #include "send_cap.h"
 #include "ucx_context.h"
+#include "ucx_path.h"
 
 namespace gdr {
 namespace {
@@ -145,6 +147,7 @@ class UcxTransport final : public Transport {
   }
   bool test(const Request& req) override;
   std::vector<std::pair<std::string, std::string>> describe() const override;
+  PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
 
  private:
   // An operation in flight. `req` is null once UCX completed it (at once,
@@ -183,6 +186,7 @@ class UcxTransport final : public Transport {
   void handshake(const std::vector<int>& peers);
   void close_endpoints();
   std::string lanes() const;
+  const ucx::EpInfo& ep_info(int peer) const;
 
   Bootstrap& boot_;
   std::shared_ptr<ucx::Context> ctx_;
@@ -194,6 +198,7 @@ class UcxTransport final : public Transport {
   std::uint64_t epoch_ = 0;  // ucp_worker_progress calls so far; see poll()
   ucx::SendCap cap_;
   bool pass_memh_;  // ucp_request_param_t::memh on every operation
+  mutable std::map<int, ucx::EpInfo> ep_info_;  // ucp_ep_print_info per peer, parsed
 };
 
 // --- connection ---------------------------------------------------------
@@ -494,28 +499,20 @@ void UcxTransport::close_endpoints() {
 
 // --- metadata -----------------------------------------------------------
 
-// The transports UCX chose for the first endpoint, from ucp_ep_print_info
-// ("lane[0]: 2:posix/memory.0 ..." lines), e.g. "posix/memory,cma/memory".
+// ucp_ep_print_info of the endpoint to `peer`, parsed once.
+const ucx::EpInfo& UcxTransport::ep_info(int peer) const {
+  auto it = ep_info_.find(peer);
+  return it != ep_info_.end() ? it->second : (ep_info_[peer] = ucx::ep_info_of(peers_[peer].ep));
+}
+
+// The transports UCX chose for the first endpoint, e.g. "posix/memory,cma/memory".
 std::string UcxTransport::lanes() const {
-  if (connected_.empty()) return {};
-  char* text = nullptr;
-  std::size_t size = 0;
-  std::FILE* f = open_memstream(&text, &size);
-  if (!f) return {};
-  ucp_ep_print_info(peers_[connected_.front()].ep, f);
-  std::fclose(f);
-  std::string out, all(text, size);
-  std::free(text);
-  for (std::size_t pos = 0; (pos = all.find("lane[", pos)) != std::string::npos;) {
-    std::size_t colon = all.find(':', all.find(':', pos) + 1);
-    std::size_t end = all.find_first_of(" \t\n", colon);
-    if (colon == std::string::npos || end == std::string::npos) break;
-    std::string tl = all.substr(colon + 1, end - colon - 1);
-    if (tl.size() > 2 && tl.ends_with(".0")) tl.resize(tl.size() - 2);
-    if (out.find(tl) == std::string::npos) out += (out.empty() ? "" : ",") + tl;
-    pos = end;
-  }
-  return out;
+  return connected_.empty() ? std::string() : ucx::lane_names(ep_info(connected_.front()));
+}
+
+PathTaken UcxTransport::path_taken(MemKind mem, std::size_t bytes, int peer) const {
+  if (peer < 0 || peer >= boot_.size() || !peers_[peer].ep) return {};
+  return ucx::path_for(ep_info(peer), mem == MemKind::cuda, bytes, ucx::md_reaches_cuda);
 }
 
 std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const {

@@ -372,6 +372,20 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
   return d;
 }
 
+// RDMA WRITE WITH IMM between registered regions, on the port this transport
+// opened; device memory registered as `registration_` says (dma-buf or
+// peermem: the HCA reads and writes GPU memory itself, never via host).
+PathTaken VerbsTransport::path_taken(MemKind mem, std::size_t, int) const {
+  PathTaken p;
+  std::string dev = fmt::format("{}:{}", port_.device, port_.port);
+  p.how = fmt::format("verbs RC RDMA WRITE WITH IMM on {} ({}{}), {} MR", dev, link_layer_name(port_.ethernet),
+                      port_.ethernet ? fmt::format(" gid {}", port_.gid_index) : "",
+                      mem == MemKind::cuda ? registration_ : std::string("host"));
+  p.links = {"hca:" + dev};
+  if (mem == MemKind::cuda) p.links.push_back("gpu");
+  return p;
+}
+
 }  // namespace gdr::verbs
 
 namespace {

@@ -70,6 +70,7 @@ class VerbsTransport final : public Transport {
   Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) override;
   bool test(const Request& req) override;
   std::vector<std::pair<std::string, std::string>> describe() const override;
+  PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
 
  private:
   struct Op;

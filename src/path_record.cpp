@@ -1,0 +1,151 @@
+#include "path_record.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <span>
+#include <sstream>
+
+#include "ceiling.h"
+#include "doctor/facts.h"
+#ifdef GDR_HAVE_CUDA
+#include "cuda/cuda_memory.h"
+#endif
+
+namespace gdr {
+namespace {
+
+constexpr char kSep = '\x1f';
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> out;
+  std::string cur;
+  for (char c : s) {
+    if (c == sep) {
+      out.push_back(cur);
+      cur.clear();
+    } else {
+      cur.push_back(c);
+    }
+  }
+  out.push_back(cur);
+  return out;
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string s;
+  for (auto& x : v) {
+    if (!s.empty()) s += sep;
+    s += x;
+  }
+  return s;
+}
+
+bool is_copy_row(const CaseParams& c) { return c.reference && c.transport.rfind("copy-", 0) == 0; }
+
+// The peer this rank moved the case's bytes to, or -1 when it sat out.
+int peer_of(const CaseParams& c, int rank, int size) {
+  if (c.src >= 0) return rank == c.src ? c.dst : rank == c.dst ? c.src : -1;
+  return size > 1 ? (rank + 1) % size : -1;
+}
+
+PathTaken local_path(Transport* t, const CaseParams& c, int rank, int size) {
+  if (t) {
+    int peer = peer_of(c, rank, size);
+    return peer >= 0 ? t->path_taken(c.mem, c.bytes, peer) : PathTaken{};
+  }
+  PathTaken p;
+  if (c.transport == "copy-d2h" || c.transport == "copy-h2d") {
+    p.how = fmt::format("copy engine: cudaMemcpyAsync {}", c.transport == "copy-d2h" ? "device to pinned host"
+                                                                                     : "pinned host to device");
+    p.links = {"gpu"};
+  } else if (c.transport == "copy-d2d") {
+    p.how = "copy engine: cudaMemcpyAsync device to device";
+    p.links = {"hbm"};
+  }
+  return p;
+}
+
+std::string gpu_bdf(const CaseParams& c) {
+#ifdef GDR_HAVE_CUDA
+  // "0000:3B:00.0" as CUDA writes it -> sysfs's "0000:3b:00.0".
+  if (c.mem == MemKind::cuda) return doctor::detail::normalize_busid(cuda::pci_bus_id());
+#else
+  (void)c;
+#endif
+  return {};
+}
+
+// Why a link has no known limit, for the note.
+std::string unknown_link(const std::string& l) {
+  if (l == "shm") return "host shared memory (memory bandwidth is not read)";
+  if (l == "hbm") return "device memory (its bandwidth is not read)";
+  if (l == "tcp") return "TCP sockets";
+  if (l == "gpu") return "the GPU's PCIe link (no sysfs current_link_* for it)";
+  if (l == "copy-d2d") return "a device-to-device copy (no copy-d2d row of this size ran before it; add -R copy-d2d)";
+  if (l.rfind("hca:", 0) == 0) return l.substr(4) + " (no sysfs rate)";
+  return l;
+}
+
+}  // namespace
+
+void note_copy_row(const CaseRecord& rec, CopyCeilings& copies) {
+  if (is_copy_row(rec.params) && rec.algbw_gbps > 0)
+    copies[rec.params.bytes][rec.params.transport] = rec.algbw_gbps;
+}
+
+void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeilings& copies) {
+  const CaseParams& c = rec.params;
+  PathTaken p = local_path(t, c, boot.rank(), boot.size());
+  std::vector<std::string> unknown;
+  Ceiling own = path_ceiling(p.links, "/sys", gpu_bdf(c), {}, &unknown);
+  std::string mine = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}{}", p.how, kSep, p.via_host ? 1 : 0, kSep, p.cause,
+                                 kSep, own.gbps, kSep, own.source, kSep, join(p.links, ","), kSep,
+                                 join(unknown, ","));
+  auto all = boot.allgather(std::as_bytes(std::span(mine.data(), mine.size())));
+  if (boot.rank() != 0) return;
+  std::vector<std::string> hows, links, unknowns;
+  Ceiling worst;
+  for (auto& bytes : all) {
+    auto f = split(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), kSep);
+    if (f.size() != 7 || f[0].empty()) continue;
+    if (std::find(hows.begin(), hows.end(), f[0]) == hows.end()) hows.push_back(f[0]);
+    if (f[1] == "1" && !rec.via_host) {
+      rec.via_host = true;
+      rec.via_host_cause = f[2];
+    }
+    double g = std::strtod(f[3].c_str(), nullptr);
+    if (g > 0 && (worst.gbps == 0 || g < worst.gbps)) worst = {g, f[4]};
+    for (auto& l : split(f[5], ','))
+      if (!l.empty() && std::find(links.begin(), links.end(), l) == links.end()) links.push_back(l);
+    for (auto& u : split(f[6], ','))
+      if (!u.empty() && std::find(unknowns.begin(), unknowns.end(), u) == unknowns.end()) unknowns.push_back(u);
+  }
+  // p2p: the initiator's view first; ranks that disagree follow.
+  rec.path_taken = join(hows, " | ");
+  // The copy rows of this size measured so far bound the copy links.
+  if (auto it = copies.find(c.bytes); it != copies.end()) {
+    std::vector<std::string> still;
+    Ceiling measured = path_ceiling(links, "", "", it->second, &still);
+    if (measured.gbps > 0 && (worst.gbps == 0 || measured.gbps < worst.gbps)) worst = measured;
+    std::erase_if(unknowns, [&](const std::string& u) { return it->second.count(u) > 0; });
+  }
+  rec.peak_gbps = worst.gbps;
+  rec.peak_source = worst.source;
+  if (worst.gbps > 0) {
+    double bound = c.test == "bibw" ? 2 * worst.gbps : worst.gbps;  // both directions of a duplex link
+    rec.pct_peak = rec.busbw_gbps / bound * 100;
+    if (!unknowns.empty())
+      rec.peak_source += fmt::format(" (no limit known for {})", join(unknowns, ", "));
+  } else if (links.empty()) {
+    rec.peak_why = c.reference ? "a library's own collective: its path is not reported"
+                               : "the transport does not report its path";
+  } else {
+    std::vector<std::string> why;
+    for (auto& u : unknowns.empty() ? links : unknowns) why.push_back(unknown_link(u));
+    rec.peak_why = fmt::format("no limit known for {}", join(why, "; "));
+  }
+}
+
+}  // namespace gdr

@@ -1,0 +1,276 @@
+// Issue 14: ceilings from a fabricated sysfs tree, UCX's path read from the
+// text ucp_ep_print_info prints, MPS detection, the verdict.
+#include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdlib>
+
+#include "../doctor/fake_tree.h"
+#include "doctor/facts.h"
+#include "src/ceiling.h"
+#include "src/mps.h"
+#include "src/verdict.h"
+#ifdef GDR_HAVE_UCX
+#include "transports/ucx/ucx_path.h"
+#endif
+
+using gdr::doctor::test::FakeTree;
+
+namespace {
+
+void pci(const FakeTree& t, const std::string& bdf, const std::string& speed, const std::string& width) {
+  t.write("sys/bus/pci/devices/" + bdf + "/current_link_speed", speed + "\n");
+  t.write("sys/bus/pci/devices/" + bdf + "/current_link_width", width + "\n");
+}
+
+}  // namespace
+
+// The PCIe numbers for the common links: per lane 8 GT/s x 128/130 / 8 bits.
+TEST(Ceiling, PcieFromSysfs) {
+  FakeTree t;
+  pci(t, "0000:17:00.0", "8.0 GT/s PCIe", "8");
+  pci(t, "0000:3b:00.0", "16.0 GT/s PCIe", "16");
+  pci(t, "0000:9a:00.0", "32.0 GT/s PCIe", "16");
+  pci(t, "0000:01:00.0", "Unknown", "0");
+  auto g3 = gdr::pcie_ceiling(t.sys(), "0000:17:00.0", "GPU");
+  auto g4 = gdr::pcie_ceiling(t.sys(), "0000:3B:00.0", "GPU");  // CUDA writes bus ids in upper case
+  auto g5 = gdr::pcie_ceiling(t.sys(), "0000:9a:00.0", "GPU");
+  ASSERT_TRUE(g3 && g4 && g5);
+  EXPECT_NEAR(g3->gbps, 7.877, 0.001);
+  EXPECT_NEAR(g4->gbps, 31.508, 0.001);
+  EXPECT_NEAR(g5->gbps, 63.015, 0.001);
+  EXPECT_NE(g4->source.find("PCIe Gen4 x16"), std::string::npos) << g4->source;
+  EXPECT_NE(g5->source.find("PCIe Gen5 x16"), std::string::npos) << g5->source;
+  EXPECT_FALSE(gdr::pcie_ceiling(t.sys(), "0000:01:00.0", "GPU"));  // link speed unknown
+  EXPECT_FALSE(gdr::pcie_ceiling(t.sys(), "0000:02:00.0", "GPU"));  // no such function
+  EXPECT_NEAR(gdr::pcie_gbps(2.5, 1), 0.25, 1e-9);                  // 8b/10b
+}
+
+// An HCA: the smaller of its port rate and its own PCIe link.
+TEST(Ceiling, HcaPortAndPcie) {
+  FakeTree t;
+  t.write("sys/class/infiniband/mlx5_0/ports/1/rate", "200 Gb/sec (4X HDR)\n");
+  pci(t, "0000:3b:00.0", "8.0 GT/s PCIe", "16");  // Gen3 x16: 15.75 GB/s < 25 GB/s
+  t.link("sys/class/infiniband/mlx5_0/device", "../../../bus/pci/devices/0000:3b:00.0");
+  auto m = gdr::hca_ceiling(t.sys(), "mlx5_0:1");
+  ASSERT_TRUE(m);
+  EXPECT_NEAR(m->gbps, 15.754, 0.001);
+  EXPECT_NE(m->source.find("HCA mlx5_0"), std::string::npos) << m->source;
+  // rxe (Soft-RoCE) has no PCI function: its port rate alone.
+  t.write("sys/class/infiniband/rxe0/ports/1/rate", "10 Gb/sec (1X FDR10)\n");
+  auto r = gdr::hca_ceiling(t.sys(), "rxe0:1");
+  ASSERT_TRUE(r);
+  EXPECT_DOUBLE_EQ(r->gbps, 1.25);
+}
+
+// Stages in series: the slowest known one; copy rows measured in the run win
+// over the PCIe fallback; unknown links are listed.
+TEST(Ceiling, PathTakesTheSlowestStage) {
+  FakeTree t;
+  pci(t, "0000:9a:00.0", "32.0 GT/s PCIe", "16");
+  std::vector<std::string> unknown;
+  auto c = gdr::path_ceiling({"copy-d2h", "copy-h2d", "shm"}, t.sys(), "0000:9a:00.0", {}, &unknown);
+  EXPECT_NEAR(c.gbps, 63.015, 0.001);
+  EXPECT_EQ(unknown, std::vector<std::string>{"shm"});
+  unknown.clear();
+  c = gdr::path_ceiling({"copy-d2h", "copy-h2d"}, t.sys(), "0000:9a:00.0",
+                        {{"copy-d2h", 55.0}, {"copy-h2d", 52.5}}, &unknown);
+  EXPECT_DOUBLE_EQ(c.gbps, 52.5);
+  EXPECT_TRUE(unknown.empty());
+  c = gdr::path_ceiling({"copy-d2d"}, t.sys(), "", {}, &unknown);
+  EXPECT_EQ(c.gbps, 0);
+  EXPECT_EQ(unknown, std::vector<std::string>{"copy-d2d"});
+}
+
+// The doctor shows the same ceilings before any run: per GPU, HCA, port and pair.
+TEST(Ceiling, DoctorRows) {
+  namespace d = gdr::doctor::detail;
+  FakeTree t;
+  pci(t, "0000:9a:00.0", "32.0 GT/s PCIe", "16");  // the GPU, Gen5 x16
+  pci(t, "0000:9b:00.0", "16.0 GT/s PCIe", "16");  // the HCA, Gen4 x16
+  gdr::doctor::Options o;
+  o.sys_root = t.sys();
+  o.probe_libraries = false;
+  d::HcaFacts h;
+  h.name = "mlx5_0";
+  h.pci = "0000:9b:00.0";
+  d::PortFacts port;
+  port.port = 1;
+  port.rate = "400 Gb/sec (4X NDR)";
+  h.ports = {port};
+  d::Facts f;
+  f.gpu.gpus = {d::GpuFacts{"0000:9a:00.0"}};
+  f.rdma.hcas = {h};
+  f.topo.pairs = {{"0000:9a:00.0", "mlx5_0", d::PciClass::PIX, {}}};
+  f.ceilings = d::probe_ceilings(o, {"0000:9a:00.0"}, f.rdma.hcas);
+  std::vector<gdr::doctor::Check> out;
+  d::assess_ceiling(f, out);
+  auto evidence = [&](const std::string& name) {
+    for (auto& c : out)
+      if (c.area == "ceiling" && c.name == name) return c.status + ": " + c.evidence;
+    return std::string("missing");
+  };
+  EXPECT_EQ(evidence("GPU 0000:9a:00.0"), "n/a: PCIe Gen5 x16 of GPU 0000:9a:00.0 (sysfs): 63.0 GB/s");
+  EXPECT_EQ(evidence("HCA mlx5_0 0000:9b:00.0"), "n/a: PCIe Gen4 x16 of HCA mlx5_0 0000:9b:00.0 (sysfs): 31.5 GB/s");
+  EXPECT_EQ(evidence("mlx5_0 port 1"), "n/a: mlx5_0 port 1 rate 400 Gb/sec (4X NDR) (sysfs): 50.00 GB/s");
+  EXPECT_EQ(evidence("GPU 0000:9a:00.0 - mlx5_0"), "n/a: PIX; GPUDirect RDMA at most 31.5 GB/s (HCA mlx5_0)");
+  EXPECT_NE(evidence("mps").find("CUDA MPS is not running"), std::string::npos);
+}
+
+TEST(Mps, ControlSocketFound) {
+  FakeTree t;
+  t.mkdir("mps");
+  std::string dir = t.path("mps");
+  setenv("CUDA_MPS_PIPE_DIRECTORY", dir.c_str(), 1);
+  EXPECT_EQ(gdr::mps_control_socket(), "");  // no daemon
+  t.write("mps/control", "");                 // a plain file is not the daemon's socket
+  EXPECT_EQ(gdr::mps_control_socket(), "");
+  unlink((dir + "/control").c_str());
+  int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  std::string path = dir + "/control";
+  ASSERT_LT(path.size(), sizeof a.sun_path);
+  std::copy(path.begin(), path.end(), a.sun_path);
+  ASSERT_EQ(bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  EXPECT_EQ(gdr::mps_control_socket(), path);
+  close(fd);
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+}
+
+namespace {
+gdr::CaseRecord row(const char* test, const char* mem, gdr::Path path, std::size_t bytes, double us, double busbw) {
+  gdr::CaseRecord r;
+  r.params.test = test;
+  r.params.transport = "ucx";
+  r.params.mem = std::string(mem) == "cuda" ? gdr::MemKind::cuda : gdr::MemKind::host;
+  r.params.path = path;
+  r.params.bytes = bytes;
+  r.params.src = 0;
+  r.params.dst = 1;
+  r.slowest.mean = us * 1e-6;
+  r.busbw_gbps = busbw;
+  return r;
+}
+}  // namespace
+
+TEST(Verdict, BestLatencyGpuDirectAndFactor) {
+  gdr::Verdict v;
+  auto lat = row("latency", "cuda", gdr::Path::direct, 8, 15.0, 0.0005);
+  lat.via_host = true;
+  lat.via_host_cause = "eager through host";
+  v.add(lat);
+  auto big = row("bw", "cuda", gdr::Path::direct, 1 << 20, 10.0, 104.8);
+  big.peak_gbps = 200;
+  big.pct_peak = 52.4;
+  v.add(big);
+  v.add(row("bw", "cuda", gdr::Path::staged, 1 << 20, 50.0, 21.0));
+  auto lines = v.lines({}, "");
+  ASSERT_EQ(lines.size(), 2u);
+  const std::string& d = lines[0];
+  EXPECT_NE(d.find("ucx cuda direct: best 104.80 GB/s (bw 1048576 B, 52.4 % of peak)"), std::string::npos) << d;
+  EXPECT_NE(d.find("smallest latency 15.00 us (8 B)"), std::string::npos) << d;
+  EXPECT_NE(d.find("GPUDirect: yes (no host copy at 1048576 B)"), std::string::npos) << d;
+  EXPECT_NE(d.find("direct/staged 5.00x (bw 1048576 B)"), std::string::npos) << d;
+  EXPECT_NE(lines[1].find("peak unknown"), std::string::npos) << lines[1];
+  // The largest size went through host memory: NO, with the cause and the doctor's reason.
+  gdr::Verdict w;
+  auto fell = row("bw", "cuda", gdr::Path::direct, 1 << 20, 10.0, 10);
+  fell.via_host = true;
+  fell.via_host_cause = "no rendezvous lane reaches CUDA memory";
+  w.add(fell);
+  lines = w.lines({{"doctor.gpudirect.peermem", "fail: nvidia_peermem not loaded"}}, "shared GPU line");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("GPUDirect: NO at 1048576 B: no rendezvous lane reaches CUDA memory; doctor: "
+                          "gpudirect.peermem: fail: nvidia_peermem not loaded"),
+            std::string::npos) << lines[0];
+  EXPECT_EQ(lines[1], "shared GPU line");
+}
+
+#ifdef GDR_HAVE_UCX
+// Printed by Debian 12's UCX 1.13.1 for two processes on one host (host memory).
+const char* kSysvCma = R"(#
+# UCP endpoint
+#
+#               peer: <no debug data>
+#                 lane[0]:  3:sysv/memory.0 md[2]           -> md[2]/sysv/sysdev[255] am am_bw#0
+#                 lane[1]:  5:cma/memory.0 md[4]            -> md[4]/cma/sysdev[255] rma_bw#0
+#
+#                tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)
+#            tag_send_nbr: 0..<egr/short>..93..<egr/bcopy>..262144..<rndv>..(inf)
+#           tag_send_sync: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)
+#
+#                  rma_bw: mds rndv_rkey_size 9
+#
+)";
+
+// The lanes the H200 runs in results/archive recorded (ucx.lanes =
+// sysv/memory,cma/memory,cuda_ipc/cuda, UCX 1.13.1 with CUDA), in the layout
+// above; the roles (cuda_ipc as a second rma_bw lane) are written by hand, as
+// this machine's UCX has no CUDA.
+const char* kCudaIpc = R"(#                 lane[0]:  3:sysv/memory.0 md[2]           -> md[2]/sysv/sysdev[255] am am_bw#0
+#                 lane[1]:  5:cma/memory.0 md[4]            -> md[4]/cma/sysdev[255] rma_bw#0
+#                 lane[2]:  7:cuda_ipc/cuda.0 md[6]         -> md[6]/cuda_ipc/sysdev[255] rma_bw#1
+#                tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)
+)";
+
+bool by_name(const gdr::ucx::EpLane& l) { return l.tl == "cuda_ipc"; }
+
+TEST(UcxPath, ParsesLanesAndThresholds) {
+  auto info = gdr::ucx::parse_ep_info(kSysvCma);
+  ASSERT_EQ(info.lanes.size(), 2u);
+  EXPECT_EQ(info.lanes[0].name(), "sysv/memory");
+  EXPECT_EQ(info.lanes[0].md, "sysv");
+  EXPECT_TRUE(info.lanes[0].am && info.lanes[0].am_bw && !info.lanes[0].rma_bw);
+  EXPECT_TRUE(info.lanes[1].rma_bw && !info.lanes[1].am);
+  ASSERT_EQ(info.tag_send.size(), 3u);  // only tag_send, not _nbr/_sync
+  EXPECT_EQ(gdr::ucx::proto_at(info, 8), "egr/short");
+  EXPECT_EQ(gdr::ucx::proto_at(info, 93), "egr/bcopy");
+  EXPECT_EQ(gdr::ucx::proto_at(info, 8255), "egr/bcopy");
+  EXPECT_EQ(gdr::ucx::proto_at(info, 8256), "rndv");
+  EXPECT_EQ(gdr::ucx::proto_at(info, std::size_t(1) << 40), "rndv");
+}
+
+TEST(UcxPath, HostRowsNeverFlagged) {
+  auto info = gdr::ucx::parse_ep_info(kSysvCma);
+  auto small = gdr::ucx::path_for(info, false, 8, by_name);
+  EXPECT_EQ(small.how, "ucx egr/short over sysv/memory");
+  EXPECT_FALSE(small.via_host);
+  auto big = gdr::ucx::path_for(info, false, 1 << 20, by_name);
+  EXPECT_EQ(big.how, "ucx rndv zcopy over cma/memory");
+  EXPECT_EQ(big.links, std::vector<std::string>{"shm"});
+}
+
+// UCX_TLS=cuda_copy,sm,self: no lane reaches device memory, the silent fallback.
+TEST(UcxPath, DeviceRowWithoutCudaLaneIsFlagged) {
+  auto info = gdr::ucx::parse_ep_info(kSysvCma);
+  auto p = gdr::ucx::path_for(info, true, 1 << 20, by_name);
+  EXPECT_TRUE(p.via_host);
+  EXPECT_NE(p.cause.find("no rendezvous lane of this endpoint reaches CUDA memory"), std::string::npos) << p.cause;
+  EXPECT_NE(p.how.find("through host bounce buffers"), std::string::npos) << p.how;
+  EXPECT_EQ(p.links.front(), "copy-d2h");
+}
+
+TEST(UcxPath, DeviceRowOverCudaIpcIsDirect) {
+  auto info = gdr::ucx::parse_ep_info(kCudaIpc);
+  auto p = gdr::ucx::path_for(info, true, 1 << 20, by_name);
+  EXPECT_FALSE(p.via_host);
+  EXPECT_EQ(p.how, "ucx rndv zcopy over cuda_ipc/cuda");
+  EXPECT_EQ(p.links, std::vector<std::string>{"copy-d2d"});
+  // Host rows do not count the cuda_ipc lane.
+  EXPECT_EQ(gdr::ucx::path_for(info, false, 1 << 20, by_name).how, "ucx rndv zcopy over cma/memory");
+  // Eager device messages are packed through a host buffer.
+  auto small = gdr::ucx::path_for(info, true, 8, by_name);
+  EXPECT_TRUE(small.via_host);
+  EXPECT_EQ(small.how, "ucx egr/bcopy over sysv/memory");
+}
+
+// uct_md_query on this machine's UCX (Debian's has no CUDA): host-only domains.
+TEST(UcxPath, HostDomainsDoNotReachCuda) {
+  gdr::ucx::EpLane cma{"cma", "memory", "cma"};
+  EXPECT_FALSE(gdr::ucx::md_reaches_cuda(cma));
+}
+#endif

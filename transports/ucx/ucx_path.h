@@ -1,0 +1,64 @@
+// Which transports UCX moves a message over, read from UCX itself (issue 14).
+//
+// UCX 1.13 (Debian 12's, and the GPU machine's 1.13.1-cuda) has no query for
+// the transports of an endpoint (ucp_ep_query knows only names and socket
+// addresses; UCP_EP_ATTR_FIELD_TRANSPORTS came later), so the source is
+// ucp_ep_print_info: the endpoint's lanes with their roles (am, am_bw#k,
+// rma_bw#k) and the size thresholds of its tag protocols, e.g.
+//   lane[1]:  5:cma/memory.0 md[4] -> md[4]/cma/sysdev[255] rma_bw#0
+//   tag_send: 0..<egr/short>..93..<egr/bcopy>..8256..<rndv>..(inf)
+// and, for device memory, whether each lane's memory domain registers or
+// accesses CUDA memory (uct_md_query). Pure parts are unit-tested on text
+// printed by real UCX builds.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <ucp/api/ucp.h>
+
+#include "transports/transport.h"
+
+namespace gdr::ucx {
+
+struct EpLane {
+  std::string tl, dev;  // "rc_mlx5", "mlx5_0:1"; "sysv", "memory"
+  std::string md;       // the memory domain's component: "ib", "sysv", "cuda_ipc"
+  bool am = false, am_bw = false, rma_bw = false;
+  std::string name() const { return tl + "/" + dev; }
+};
+
+struct ProtoRange {
+  std::size_t from = 0, to = 0;  // [from, to); to == SIZE_MAX for (inf)
+  std::string proto;             // "egr/short", "egr/bcopy", "egr/zcopy", "rndv"
+};
+
+struct EpInfo {
+  std::vector<EpLane> lanes;
+  std::vector<ProtoRange> tag_send;  // from the "tag_send:" line
+};
+
+// Parses ucp_ep_print_info's text; lanes and ranges it cannot read are left out.
+EpInfo parse_ep_info(std::string_view text);
+// ucp_ep_print_info of `ep`, parsed.
+EpInfo ep_info_of(ucp_ep_h ep);
+// "sysv/memory,cma/memory": the endpoint's lanes, each once.
+std::string lane_names(const EpInfo& info);
+
+// The protocol UCX picks for `bytes` on this endpoint ("" when no range covers it).
+std::string proto_at(const EpInfo& info, std::size_t bytes);
+
+// What moves `bytes` of host (device == false) or CUDA memory over the
+// endpoint. `reaches_cuda(lane)`: the lane's memory domain registers or
+// accesses CUDA memory.
+PathTaken path_for(const EpInfo& info, bool device, std::size_t bytes,
+                   const std::function<bool(const EpLane&)>& reaches_cuda);
+
+// uct_md_query of the lane's memory domain in this process: CUDA in its
+// reg_mem_types or access_mem_types. Cached per domain.
+bool md_reaches_cuda(const EpLane& lane);
+
+}  // namespace gdr::ucx
