@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 #include <mutex>
 #include <sstream>
 
@@ -196,6 +197,16 @@ bool md_reaches_cuda(const EpLane& lane) {
   // The md resource's name: the device for ib ("mlx5_0" of "mlx5_0:1"),
   // else the component's own name ("cuda_ipc", "cma").
   std::string want = lane.md == "ib" ? lane.dev.substr(0, lane.dev.find(':')) : lane.md;
+  // Domains whose answer is known by name are never opened: opening and
+  // closing a second cuda_ipc domain in a process whose UCX context uses one
+  // tore down state the context still needed (UCX 1.13.1 on the H200: a
+  // segfault in uct_cuda_ipc_rkey_unpack at the next rendezvous). Only the
+  // network domains (ib: may or may not register CUDA memory, with
+  // nvidia-peermem or dma-buf) are opened and asked.
+  static const std::set<std::string> cuda_md = {"cuda_ipc", "cuda_cpy", "cuda_copy", "gdr_copy"};
+  static const std::set<std::string> host_md = {"self", "sysv", "posix", "cma", "knem", "xpmem", "tcp"};
+  if (cuda_md.count(lane.md) || cuda_md.count(lane.tl)) return true;
+  if (host_md.count(lane.md) || host_md.count(lane.tl)) return false;
   static std::mutex mu;
   static std::map<std::string, bool> cache;
   std::lock_guard<std::mutex> lock(mu);
