@@ -38,7 +38,7 @@ run() {
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  local name=${day}_h200_2r_issue14-$label
+  local name=${day}_$(hostname -s)_2r_h200-issue14-$label   # results/archive naming (rename to the start_utc when archiving)
   env "${envs[@]}" "${mpi[@]}" "$bin" run -T ucx -m cuda --case-time 0.3 "$@" \
     --output "$out/archive/$name.h5" --json "$out/archive/$name.jsonl" >"$work/$label.txt" 2>&1
   stamp "$label: rc $?"
