@@ -57,18 +57,19 @@ base=$(mktemp -d /tmp/gdr-mps.XXXXXX)
 export CUDA_MPS_PIPE_DIRECTORY=${CUDA_MPS_PIPE_DIRECTORY:-$base/pipe}
 export CUDA_MPS_LOG_DIRECTORY=${CUDA_MPS_LOG_DIRECTORY:-$base/log}
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-ours=
+started= ours=
 
 stop_mps() {
   local rc=$? t
   trap - EXIT INT TERM
-  if [ -n "$ours" ]; then
+  if [ -n "$started" ]; then
+    [ -n "$ours" ] || ours=$(daemon_pids | head -1)
     echo quit | timeout 5 nvidia-cuda-mps-control >/dev/null 2>&1
     for ((t = 0; t < stop_s * 10; t++)); do
-      kill -0 "$ours" 2>/dev/null || break
+      [ -n "$ours" ] && kill -0 "$ours" 2>/dev/null || break
       sleep 0.1
     done
-    if kill -0 "$ours" 2>/dev/null; then
+    if [ -n "$ours" ] && kill -0 "$ours" 2>/dev/null; then
       echo "$me: MPS daemon $ours did not quit within ${stop_s} s: killing it" >&2
       kill -KILL "$ours" 2>/dev/null
       rc=3
@@ -81,8 +82,8 @@ trap stop_mps EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+started=1  # from here on the EXIT trap stops it, whatever happens
 nvidia-cuda-mps-control -d || { echo "$me: nvidia-cuda-mps-control -d failed" >&2; exit 3; }
-ours=$(daemon_pids | head -1)
 # It answers once it is up: ask a harmless question.
 for ((t = 0; t < start_s * 10; t++)); do
   if echo get_default_active_thread_percentage | timeout 2 nvidia-cuda-mps-control >/dev/null 2>&1; then
@@ -91,5 +92,6 @@ for ((t = 0; t < start_s * 10; t++)); do
   sleep 0.1
 done
 if [ "$t" -ge $((start_s * 10)) ]; then echo "$me: MPS did not answer within ${start_s} s" >&2; exit 3; fi
+ours=$(daemon_pids | head -1)  # it answered, so it runs: the only one (others were refused)
 echo "$me: MPS started (pid ${ours:-?}, pipes $CUDA_MPS_PIPE_DIRECTORY); running: $*" >&2
 "$@"

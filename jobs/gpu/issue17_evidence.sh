@@ -64,7 +64,7 @@ gdr() {
   stamp "$name: rc $rc"
   return $rc
 }
-pml_ucx=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any --mca osc ucx)
+pml_ucx=(--mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any)
 sweep=(-T mpi,ucx -m cuda --path direct,staged -t latency,bw,bibw,allreduce -b 8 -e 8M -f 16 --case-time 0.3)
 
 # 2. Default PML (ob1 here): refused, not a crash.
@@ -72,6 +72,14 @@ for u in u113; do
   [ "$r1" = 0 ] || continue
   gdr ob1_refusal_$u $u -- -T mpi -m cuda --path direct -t bw -b 1M -e 1M
   echo "rc $?" >>"$work/ob1_refusal_$u.txt"
+done
+
+# What `gdrbench list` says under each PML (the probe of this launch).
+for pml in default ucx; do
+  [ "$r1" = 0 ] && [ -z "$dry" ] || continue
+  margs=(); [ $pml = ucx ] && margs=("${pml_ucx[@]}")
+  LD_LIBRARY_PATH="$(lib_of u113):${LD_LIBRARY_PATH:-}" timeout 60 mpirun -q -x LD_LIBRARY_PATH -np 1 "${margs[@]}" \
+    "$root/build-u113/gdrbench" list 2>&1 | grep -A2 "^  mpi " >"$work/list_pml_$pml.txt"
 done
 
 # 3. The sweep, each UCX, without and with MPS.
@@ -107,7 +115,7 @@ def fact(h5, key):
             return m.group(1).decode() if m else f"? ({e})"
         except OSError:
             return "?"
-for t in sorted(glob.glob(os.path.join(work, "ob1_refusal_*.txt"))):
+for t in sorted(glob.glob(os.path.join(work, "ob1_refusal_*.txt")) + glob.glob(os.path.join(work, "list_pml_*.txt"))):
     print(f"== {os.path.basename(t)[:-4]}:", " | ".join(l.strip() for l in open(t) if l.strip())[-600:])
 print()
 for j in sorted(glob.glob(os.path.join(work, "*.jsonl"))):
