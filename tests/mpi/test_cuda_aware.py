@@ -57,6 +57,23 @@ def test():
           f"pml ucx case not told: {line}")
     print("pml ucx:", line)
 
+    # With a UCX built with CUDA first (GDR_TEST_CUDA_UCX_LIB, e.g. the libucx-cu13 wheel's lib
+    # from jobs/install_ucx_wheel.sh; not in CI), pml ucx makes mpi CUDA-aware: the mpi check
+    # passes and the run stops at the GPU check instead (no GPU here).
+    lib = os.environ.get("GDR_TEST_CUDA_UCX_LIB")
+    if lib:
+        e = {"LD_LIBRARY_PATH": lib + ":/usr/local/cuda/lib64", "OMPI_MCA_pml": "ucx",
+             "OMPI_MCA_pml_ucx_tls": "any", "OMPI_MCA_pml_ucx_devices": "any", "UCX_TLS": "self,sm,tcp"}
+        p = mpirun(1, ["list"], timeout=120, extra_env=e)
+        lines = [l for l in p.stdout.splitlines() if "cuda memory, direct path" in l]
+        check(lines and lines[0].strip().endswith("cuda memory, direct path: usable"), f"CUDA UCX list: {lines}")
+        p = mpirun(2, DIRECT + ["--output", os.path.join(tmpdir(), "u.h5")], timeout=120, extra_env=e)
+        check(p.returncode == 2 and "-m cuda:" in p.stderr and "not CUDA-aware" not in p.stderr,
+              f"CUDA UCX run: exit {p.returncode}: {p.stderr[-600:]}")
+        print("CUDA UCX:", lines[0].strip(), "|", p.stderr.strip().splitlines()[-1])
+    else:
+        print("(GDR_TEST_CUDA_UCX_LIB unset: the CUDA-aware branch is not exercised)")
+
     # Staged still runs over this MPI; a host run records the probe and MPS.
     out = os.path.join(tmpdir(), "h.h5")
     p = mpirun(2, ["run", "-T", "mpi", "-t", "latency", "-b", "8", "-e", "8", "-n", "5",
