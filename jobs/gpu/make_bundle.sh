@@ -21,16 +21,18 @@
 #                           /tmp/whl/, else `pip download` with GDR_FETCH_WHEEL=1)
 #   MANIFEST.txt            every piece and its package version
 #
-# usage: jobs/gpu/make_bundle.sh [--wheel FILE] [--ucx-tgz FILE] [DEST]   (DEST: .device/gpu)
+# usage: jobs/gpu/make_bundle.sh [--wheel FILE] [--ucx-tgz FILE] [--no-ucx] [DEST]   (DEST: .device/gpu)
+#   --no-ucx: neither UCX piece (the test of this script, tests/jobs/test_make_bundle.sh)
 # Exit 2 (one line) when a package is missing: jobs/install-deps.sh installs them.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
-wheel= ucx_tgz= dest=
+wheel= ucx_tgz= dest= no_ucx=
 while [ $# -gt 0 ]; do
   case $1 in
     --wheel) wheel=$2; shift 2 ;;
     --ucx-tgz) ucx_tgz=$2; shift 2 ;;
-    -*) echo "make_bundle: unknown option $1 (use --wheel FILE, --ucx-tgz FILE, DEST)" >&2; exit 2 ;;
+    --no-ucx) no_ucx=1; shift ;;
+    -*) echo "make_bundle: unknown option $1 (use --wheel FILE, --ucx-tgz FILE, --no-ucx, DEST)" >&2; exit 2 ;;
     *) dest=$1; shift ;;
   esac
 done
@@ -100,26 +102,31 @@ note "gtest/: GoogleTest $(ver libgtest-dev), static"
 cp -r /usr/include/nlohmann "$tmp/include/"
 note "include/nlohmann: nlohmann-json $(ver nlohmann-json3-dev)"
 
-if [ -z "$ucx_tgz" ]; then
+if [ -n "$no_ucx" ]; then
+  note "no UCX pieces (--no-ucx)"
+elif [ -z "$ucx_tgz" ]; then
   main_wt=$(git -C "$root" worktree list --porcelain 2>/dev/null | sed -n '1s/^worktree //p')
   ucx_tgz=$(ls "$root"/shared/device/ucx-*cuda*.tgz "$root"/../shared/device/ucx-*cuda*.tgz \
     ${main_wt:+"$main_wt"/../shared/device/ucx-*cuda*.tgz} "$dest"/ucx-*cuda*.tgz 2>/dev/null | head -1 || true)
 fi
-if [ -n "$ucx_tgz" ]; then
+if [ -n "$no_ucx" ]; then :
+elif [ -n "$ucx_tgz" ]; then
   cp "$ucx_tgz" "$tmp/"
   note "$(basename "$ucx_tgz"): UCX built with CUDA (device_build.sh's default UCX)"
 else
   note "no ucx-*-cuda-*.tgz: device_build.sh will build without a CUDA UCX unless GDR_UCX=wheel"
 fi
 
-if [ -z "$wheel" ]; then
+if [ -n "$no_ucx" ]; then :
+elif [ -z "$wheel" ]; then
   wheel=$(ls /tmp/whl/libucx_cu13-*.whl "$dest"/libucx_cu13-*.whl 2>/dev/null | head -1 || true)
 fi
-if [ -z "$wheel" ] && [ "${GDR_FETCH_WHEEL:-0}" = 1 ]; then
+if [ -z "$no_ucx" ] && [ -z "$wheel" ] && [ "${GDR_FETCH_WHEEL:-0}" = 1 ]; then
   python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "libucx-cu13==1.22.0"
   wheel=$(ls "$tmp"/libucx_cu13-*.whl | head -1)
 fi
-if [ -n "$wheel" ]; then
+if [ -n "$no_ucx" ]; then :
+elif [ -n "$wheel" ]; then
   [ "$(dirname "$wheel")" = "$tmp" ] || cp "$wheel" "$tmp/"
   note "$(basename "$wheel"): UCX from PyPI's libucx-cu13 (GDR_UCX=wheel jobs/gpu/device_build.sh)"
 else
