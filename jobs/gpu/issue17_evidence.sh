@@ -13,13 +13,14 @@
 #    LD_LIBRARY_PATH (so the mpi rows move device pointers through the same UCX);
 # 4. $OUT/summary.txt: mpi vs ucx, direct vs staged, per size, each run's mpi.cuda_aware
 #    and cuda.mps facts; $OUT/issue17.tgz: every .h5, .jsonl and log.
-# Each step is skipped, and said so, once BUDGET_S (330) seconds have passed.
+# Each step is skipped, and said so, once BUDGET_S (290) seconds have passed (each run is
+# capped at 100 s), so the call stays under 6 minutes.
 # DRY_RUN=1 prints the commands instead (any machine). Without a GPU it stops at once.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}
 dry=${DRY_RUN:-}
-budget=${BUDGET_S:-330}
+budget=${BUDGET_S:-290}
 mkdir -p "$out"
 work=$(mktemp -d /tmp/issue17.XXXXXX)
 t0=$(date +%s)
@@ -57,7 +58,7 @@ gdr() {
   while [ "$1" != -- ]; do margs+=("$1"); shift; done; shift
   lib=$(lib_of "$u")
   if [ -n "$dry" ]; then echo "+ LD_LIBRARY_PATH=<$u's UCX> mpirun -np 2 ${margs[*]} build-$u/gdrbench run $*"; return 0; fi
-  env LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" timeout 150 mpirun -q --oversubscribe --bind-to none \
+  env LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" timeout 100 mpirun -q --oversubscribe --bind-to none \
     -x LD_LIBRARY_PATH -np 2 "${margs[@]}" "$root/build-$u/gdrbench" run "$@" --timeout 30 \
     --output "$work/$name.h5" --json "$work/$name.jsonl" >"$work/$name.txt" 2>&1
   local rc=$?
@@ -89,7 +90,7 @@ for u in u113 u122; do
   if over; then stamp "skipped $u mps (budget)"; continue; fi
   if [ -n "$dry" ]; then echo "+ jobs/with_mps.sh (the same mpirun)"; continue; fi
   lib=$(lib_of $u)
-  LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" "$root/jobs/with_mps.sh" timeout 150 mpirun -q --oversubscribe \
+  LD_LIBRARY_PATH="$lib:${LD_LIBRARY_PATH:-}" "$root/jobs/with_mps.sh" timeout 100 mpirun -q --oversubscribe \
     --bind-to none -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -np 2 "${pml_ucx[@]}" \
     "$root/build-$u/gdrbench" run "${sweep[@]}" --timeout 30 \
     --output "$work/${u}_mps.h5" --json "$work/${u}_mps.jsonl" >"$work/${u}_mps.txt" 2>&1
@@ -140,7 +141,7 @@ for j in sorted(glob.glob(os.path.join(work, "*.jsonl"))):
     for (test, b) in sorted(table, key=lambda k: (k[0], k[1])):
         cells = table[(test, b)]
         print(f"   {test:<10}{b:>10}  " + "  ".join(
-            f"{cells[c]:>12.2f}" if c in cells else f"{'-':>12}" for c in cols))
+            f"{cells[c]:>12.4g}" if c in cells else f"{'-':>12}" for c in cols))
     notes = [l.strip() for l in open(j[:-6] + ".txt") if "skipped" in l or "refused" in l]
     for n in notes[:6]:
         print("   note:", n[:300])
