@@ -94,4 +94,11 @@ done
 if [ "$t" -ge $((start_s * 10)) ]; then echo "$me: MPS did not answer within ${start_s} s" >&2; exit 3; fi
 ours=$(daemon_pids | head -1)  # it answered, so it runs: the only one (others were refused)
 echo "$me: MPS started (pid ${ours:-?}, pipes $CUDA_MPS_PIPE_DIRECTORY); running: $*" >&2
-"$@"
+# In the background so that a signal to this script runs its trap at once (bash
+# defers traps until a foreground command ends); the trap ends the command first
+# (SIGTERM: a background command ignores SIGINT), then MPS.
+"$@" <&0 &
+child=$!
+trap 'kill -TERM $child 2>/dev/null; wait $child; exit 130' INT
+trap 'kill -TERM $child 2>/dev/null; wait $child; exit 143' TERM
+wait $child

@@ -107,6 +107,24 @@ def main():
             break
         time.sleep(0.1)
 
+    # SIGTERM to the helper while its command runs: the command ends, then MPS; exit 143.
+    e = dict(os.environ, PATH=STANDIN + ":" + os.environ["PATH"])
+    e.pop("CUDA_MPS_PIPE_DIRECTORY", None)
+    h = subprocess.Popen(["bash", HELPER, "sleep", "60"], env=e, stderr=subprocess.PIPE, text=True)
+    for _ in range(200):
+        if daemons():
+            time.sleep(1)  # let it reach the command
+            break
+        time.sleep(0.1)
+    h.terminate()
+    try:
+        rc = h.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        h.kill()
+        rc = "no exit within 20 s"
+    check(rc == 143, f"SIGTERM: exit {rc}, want 143: {h.stderr.read()[-400:]}")
+    check(not daemons(), f"daemon left running after SIGTERM: {daemons()}")
+
     # A daemon that ignores quit is killed, and the helper says so (exit 3).
     p = helper(["true"], {"STANDIN_MPS_IGNORE_QUIT": "1", "MPS_STOP_S": "1"})
     check(p.returncode == 3 and "killing it" in p.stderr, f"hung daemon: {p.returncode} {p.stderr}")
