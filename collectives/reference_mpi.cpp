@@ -6,6 +6,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "test.h"
+#include "transports/mpi/cuda_aware.h"
 #include "timed_loop.h"
 
 namespace gdr {
@@ -59,9 +60,9 @@ class MpiAllreduce final : public Test {
 };
 
 std::string cannot_run(const CaseParams& c) {
-  if (c.mem != MemKind::host)
-    return "MPI_Allreduce reference runs on host memory only (this MPI's collectives are not "
-           "CUDA-aware)";
+  if (c.mem != MemKind::host && !mpi::cuda_awareness().collectives)
+    return fmt::format("this MPI's collectives do not take device memory ({}), so the MPI_Allreduce "
+                       "reference runs on host memory only", mpi::cuda_awareness_line());
   if (mpi_type(c.dtype) == MPI_DATATYPE_NULL)
     return fmt::format("MPI has no {} datatype", dtype_name(c.dtype));
   if (c.count > static_cast<std::size_t>(INT32_MAX)) return "count exceeds MPI's int count";

@@ -14,4 +14,11 @@ namespace gdr {
 // the socket's path.
 std::string mps_control_socket(const std::string& root = "");
 
+// The run file's `cuda.mps` fact: "on: ..." / "off: ..." / "unclear: ...",
+// one line naming what was seen: a running nvidia-cuda-mps-control (a /proc
+// scan of process names) and its control socket (mps_control_socket), which
+// is where a CUDA process looks for MPS when it creates its context. Read
+// only: nothing is started or connected to.
+std::string mps_state();
+
 }  // namespace gdr

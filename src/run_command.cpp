@@ -22,6 +22,8 @@
 #include "errors.h"
 #include "hdf5_sink.h"
 #include "metadata.h"
+#include "mps.h"
+#include "transports/mpi/cuda_aware.h"
 #include "runner.h"
 #include "signals.h"
 
@@ -67,6 +69,8 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   int len = 0;
   MPI_Get_library_version(v, &len);
   m.facts.emplace_back("mpi.library", std::string(v, len));
+  m.facts.emplace_back("mpi.cuda_aware", mpi::cuda_awareness_line());
+  m.facts.emplace_back("cuda.mps", mps_state());  // rank 0's node; jobs/gpu/with_mps.sh manages it
   return m;
 }
 
@@ -92,6 +96,22 @@ std::string unusable_memory(const RunOptions& opt) {
   for (MemKind m : opt.mems)
     if (std::string why = memory_ops(m)->unavailable_reason(); !why.empty())
       return fmt::format("-m {}: {}", mem_name(m), why);
+  return {};
+}
+
+// `-T X -m cuda --path direct` (no staged path) where X cannot move device
+// memory: every row of X would be skipped, so refuse with X's own reason. It
+// comes before the GPU check, so a node without a GPU gives the same answer.
+std::string direct_device_refusal(const RunOptions& opt) {
+  auto has = [](const auto& v, auto x) { return std::find(v.begin(), v.end(), x) != v.end(); };
+  if (opt.transports_defaulted || !has(opt.mems, MemKind::cuda) || has(opt.paths, Path::staged))
+    return {};
+  for (const std::string& t : opt.transports) {
+    const TransportInfo* info = find_transport(t);
+    if (!info || !info->device_memory_reason) continue;
+    if (std::string why = info->device_memory_reason(); !why.empty())
+      return fmt::format("-T {} -m cuda --path direct: {}", t, why);
+  }
   return {};
 }
 
@@ -160,6 +180,11 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     set_verbs_options(v);
   }
 #endif
+  if (std::string why = direct_device_refusal(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
+    if (boot.rank() == 0)
+      fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda --path direct is refused on another rank" : why);
+    return kExitUsage;
+  }
   if (std::string why = unusable_memory(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
       fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda is not usable on another rank" : why);

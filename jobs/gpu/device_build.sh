@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Builds gdrbench on the lent GPU machine (Ubuntu 24.04, CUDA 13, system
 # Open MPI and HDF5) with what is there plus what the checkout carries in
-# .device/gpu (prepared on a developer machine, see jobs/gpu/README.md):
+# .device/gpu, made on a developer machine by jobs/gpu/make_bundle.sh:
 #   include/CLI, include/hwloc*, lib/libhwloc.so.15, pkgconfig/hwloc.pc,
-#   fmtinc/fmt + cmake/fmt (header-only fmt), gtest/, ucx-*-cuda-*.tgz.
+#   fmtinc/fmt + cmake/fmt (header-only fmt), gtest/, include/nlohmann,
+#   ucx-*-cuda-*.tgz, libucx_cu13-*.whl, MANIFEST.txt.
 # Each carried piece is used only when the machine lacks it. Prints what it
 # used; exits non-zero when gdrbench could not be built.
 #
-# usage: [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]     (default build-device)
+# usage: [GDR_UCX=tarball|wheel] [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]
+#   (default build-device). UCX: GDR_UCX_ROOT if set; else GDR_UCX=wheel: the carried
+#   libucx-cu13 wheel (UCX 1.22) installed into /tmp/ucx-wheel by jobs/install_ucx_wheel.sh;
+#   else (tarball, the default) the carried UCX 1.13.1-cuda tarball, unpacked to /tmp/ucx.
+#   The UCX used ends up in $build/ucx-lib-path.txt: put it first on LD_LIBRARY_PATH.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 carried=$root/.device/gpu
@@ -16,6 +21,11 @@ log=${OUT:-/tmp}/build.log
 export PATH=/usr/local/cuda/bin:$PATH
 cmake_args=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90)
 used=()
+
+if [ ! -f "$carried/MANIFEST.txt" ]; then
+  echo "device_build: no $carried/MANIFEST.txt: make the bundle on a developer machine with" \
+       "jobs/gpu/make_bundle.sh and carry it (carry=[\".device/gpu\"]); trying with what is here"
+fi
 
 have_header() { echo "#include <$1>" | g++ -std=c++20 -E -x c++ - >/dev/null 2>&1; }
 
@@ -36,12 +46,22 @@ fi
 # UCX built with CUDA (shared/device), for the direct path of -T ucx;
 # GDR_UCX_ROOT=<prefix> builds against another UCX instead (the 1.22 wheel).
 ucx_tgz=$(ls "$carried"/ucx-*cuda*.tgz 2>/dev/null | head -1)
+ucx_whl=$(ls "$carried"/libucx_cu13-*.whl 2>/dev/null | head -1)
+ucx_lib=
 if [ -n "${GDR_UCX_ROOT:-}" ]; then
-  cmake_args+=(-DUCX_ROOT=$GDR_UCX_ROOT)
+  cmake_args+=(-DUCX_ROOT=$GDR_UCX_ROOT); ucx_lib=$GDR_UCX_ROOT/lib
   used+=("UCX at $GDR_UCX_ROOT")
+elif [ "${GDR_UCX:-tarball}" = wheel ]; then
+  [ -n "$ucx_whl" ] || { echo "device_build: GDR_UCX=wheel but no $carried/libucx_cu13-*.whl"; exit 1; }
+  if [ ! -d /tmp/ucx-wheel/libucx ]; then
+    "$root/jobs/install_ucx_wheel.sh" /tmp/ucx-wheel "$ucx_whl" >>"$log" 2>&1 ||
+      { echo "device_build: installing $ucx_whl failed (see build.log)"; exit 1; }
+  fi
+  cmake_args+=(-DUCX_ROOT=/tmp/ucx-wheel/libucx); ucx_lib=/tmp/ucx-wheel/libucx/lib:/usr/local/cuda/lib64
+  used+=("UCX from $(basename "$ucx_whl") at /tmp/ucx-wheel/libucx")
 elif [ -n "$ucx_tgz" ]; then
   if [ ! -d /tmp/ucx ]; then tar -C /tmp -xzf "$ucx_tgz"; fi
-  cmake_args+=(-DUCX_ROOT=/tmp/ucx)
+  cmake_args+=(-DUCX_ROOT=/tmp/ucx); ucx_lib=/tmp/ucx/lib
   used+=("UCX from $(basename "$ucx_tgz") at /tmp/ucx")
 fi
 
@@ -63,4 +83,5 @@ if ! cmake --build "$build" -j"$(nproc)" --target $targets >>"$log" 2>&1; then
   grep -E "error|Error" "$log" | head -20
 fi
 [ -x "$build/gdrbench" ] || { echo "device_build: no gdrbench"; tail -40 "$log"; exit 1; }
-echo "device_build: ok ($build/gdrbench)"
+echo "$ucx_lib" >"$build/ucx-lib-path.txt"
+echo "device_build: ok ($build/gdrbench${ucx_lib:+; UCX libraries: $ucx_lib})"

@@ -1,6 +1,7 @@
 // MPI point-to-point as the wire: non-blocking MPI_Isend/MPI_Irecv of bytes
 // on a private communicator. MPI's per-(source, tag) ordering gives the
-// interface's posting-order matching for free.
+// interface's posting-order matching for free. Device memory goes as device
+// pointers where the MPI is CUDA-aware (cuda_aware.h says how that is told).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -11,6 +12,7 @@
 
 #include "src/bootstrap.h"
 #include "src/errors.h"
+#include "transports/mpi/cuda_aware.h"
 #include "transports/transport.h"
 
 namespace gdr {
@@ -25,7 +27,12 @@ class MpiTransport final : public Transport {
   ~MpiTransport() override { MPI_Comm_free(&comm_); }
 
   std::string_view name() const override { return "mpi"; }
-  bool supports(MemKind k) const override { return k == MemKind::host; }
+  bool supports(MemKind k) const override {
+    return k == MemKind::host || (k == MemKind::cuda && mpi::cuda_awareness().aware);
+  }
+  std::string unsupported_reason(MemKind k) const override {
+    return k == MemKind::cuda ? mpi::cuda_awareness_line() : std::string();
+  }
   void connect(const std::vector<int>&) override {}  // MPI is already wired up
   std::unique_ptr<MemRegion> register_memory(const Buffer& b) override {
     return std::make_unique<MemRegion>(b);
@@ -134,10 +141,11 @@ class MpiTransport final : public Transport {
   std::vector<std::uint64_t> free_;
 };
 
-GDR_REGISTER_TRANSPORT(reg_mpi, "mpi", "MPI point-to-point (MPI_Isend/MPI_Irecv) on host memory",
+GDR_REGISTER_TRANSPORT(reg_mpi, "mpi",
+                       "MPI point-to-point (MPI_Isend/MPI_Irecv); device memory where the MPI is CUDA-aware",
                        [] { return std::string(); },
                        [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); },
-                       [] { return std::string("moves host memory only (use --path staged)"); });
+                       [] { return mpi::device_memory_reason_for_list(); });
 
 }  // namespace
 }  // namespace gdr
