@@ -365,6 +365,14 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   return need;
 }
 
+std::string nothing_to_run(const RunOptions& opt, int ranks) {
+  std::vector<std::string> notes;
+  if (!plan(opt, ranks, notes).empty()) return {};
+  std::string why;
+  for (const std::string& n : notes) why += (why.empty() ? "" : "; ") + n;
+  return "no case to run: " + (why.empty() ? std::string("the sweep is empty") : why);
+}
+
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta) {
   return Sweep(boot, opt, sinks, meta).run();
