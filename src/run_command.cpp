@@ -155,6 +155,10 @@ std::string finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata&
 
 }  // namespace
 
+namespace {
+int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv);
+}  // namespace
+
 int run_command(const RunArgs& args, int argc, char** argv) {
   RunOptions opt;
   try {
@@ -166,6 +170,26 @@ int run_command(const RunArgs& args, int argc, char** argv) {
   }
   Bootstrap boot(&argc, &argv, opt.timeout);
   install_signal_handlers();
+  // Start-up waits (the doctor's gather, the checks' allreduces) keep
+  // --timeout like every other; a failure there ends the job in one line per
+  // failing rank, before any file exists.
+  try {
+    return run_started(boot, opt, argc, argv);
+  } catch (const InterruptedError& e) {
+    fmt::print(stderr, "gdrbench: {}: {} during start-up; no result file yet\n", boot.me(), e.what());
+    std::fflush(nullptr);
+    std::_Exit(128 + interrupt_signal());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.rfind("rank ", 0) != 0) what = fmt::format("{}: {}", boot.me(), what);
+    boot.abort(fmt::format("{} (during start-up; no result file yet)", what), kExitRuntime);
+  }
+  return kExitRuntime;
+}
+
+namespace {
+
+int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
   try {
     validate_for_ranks(opt, boot.size());
     if (std::string why = nothing_to_run(opt, boot.size()); !why.empty()) throw UsageError(why);
@@ -260,5 +284,7 @@ int run_command(const RunArgs& args, int argc, char** argv) {
   }
   return totals.wrong ? kExitWrongResults : 0;
 }
+
+}  // namespace
 
 }  // namespace gdr
