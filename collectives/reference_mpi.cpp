@@ -5,6 +5,7 @@
 
 #include "src/bootstrap.h"
 #include "src/errors.h"
+#include "src/signals.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -47,6 +48,7 @@ class MpiAllreduce final : public Test {
       Deadline deadline(env.boot.timeout());
       for (int done = 0; !done;) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        if (!done && interrupted()) throw_if_interrupted();  // Ctrl-C: the file needs rank 0 now
         if (!done && deadline.expired())
           throw TimeoutError(fmt::format("{}: MPI_Allreduce did not finish within {:g} s during {}",
                                          env.boot.me(), env.boot.timeout(), activity()));

@@ -42,9 +42,11 @@ struct OutOfMemoryError : RunError {
   using RunError::RunError;
 };
 
-// A signal (SIGINT, SIGTERM) asked the run to stop.
+// A signal (SIGINT, SIGTERM) asked the run to stop: this rank's, or (on rank
+// 0) another rank's, as it told rank 0; `signal` is then that rank's.
 struct InterruptedError : RunError {
-  using RunError::RunError;
+  explicit InterruptedError(const std::string& what, int sig = 0) : RunError(what), signal(sig) {}
+  int signal;
 };
 
 // The longest --timeout (a year): steady_clock counts nanoseconds in 64 bits.

@@ -241,10 +241,17 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
   } catch (const InterruptedError& e) {
+    const int sig = e.signal ? e.signal : interrupt_signal();
+    if (boot.rank() != 0) {  // rank 0 holds the file: tell it, and stay while it closes it
+      fmt::print(stderr, "gdrbench: {}: {}\n", boot.me(), e.what());
+      std::fflush(nullptr);
+      boot.notify_interrupt(sig, e.what());
+      std::_Exit(128 + sig);
+    }
     finish(sinks, meta, "interrupted", e.what());
     fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), output);
     std::fflush(nullptr);
-    std::_Exit(128 + interrupt_signal());
+    std::_Exit(128 + sig);
   } catch (const std::exception& e) {
     // Other ranks may be blocked in a wait: record (rank 0 holds the file;
     // others tell it), then end the whole job. Running out of memory is the

@@ -273,6 +273,7 @@ class Sweep {
     auto t = make_transport(key.name, boot_, key.mem, key.path);
     t->connect(peers_);
     for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
+    for (auto& s : sinks_) s->update(meta_);  // on disk now: an interrupted run keeps them
     return (transports_[tkey] = std::move(t)).get();
   }
 
