@@ -13,7 +13,9 @@
 namespace gdr {
 
 inline constexpr int kExitUsage = 2;
-inline constexpr int kExitWrongResults = 1;
+// Not 1: Open MPI's mpirun exits 1 whenever it was interrupted (Ctrl-C) or
+// aborted, whatever its ranks returned, so 1 cannot mean "wrong results".
+inline constexpr int kExitWrongResults = 4;
 inline constexpr int kExitRuntime = 3;
 
 struct UsageError : std::runtime_error {

@@ -1,7 +1,7 @@
 """Every point-to-point byte is checked (issue 13): under a real mpirun over
 a real transport, a clean run counts no wrong byte; GDR_SELFTEST_CORRUPT
 flips one received byte per case after the first timed iteration and every
-row must count exactly that byte (table, JSON, HDF5) and exit 1; --check 0
+row must count exactly that byte (table, JSON, HDF5) and exit 4; --check 0
 verifies nothing and the file says so. Also the OSU shapes' defaults: the
 window is 64 and --iters auto records each case's count."""
 import argparse
@@ -45,7 +45,7 @@ def clean(np_, transport, pairs):
 def corrupted(np_, transport, pairs):
     p, rows, h5 = run(np_, transport, pairs, ["-n", "3", "-w", "1", "--window", "8"],
                       {"GDR_SELFTEST_CORRUPT": "1"})
-    check(p.returncode == 1, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
+    check(p.returncode == 4, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
     check("NOT correct" in p.stderr, p.stderr)
     check(len(rows) == len(TESTS) * len(SIZES) * n_pairs(np_, pairs), f"{len(rows)} rows")
     bad = [r for r in rows if r["wrong"] != 1]
