@@ -208,12 +208,28 @@ std::string check_output_path(const std::string& path, bool force, const char* o
   return {};
 }
 
+namespace {
+// The file a path will write: its links followed (dangling ones too: opening
+// one creates its target), its folder made canonical.
+std::filesystem::path write_target(std::filesystem::path p) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  p = fs::absolute(p, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    fs::path t = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = t.is_absolute() ? t : p.parent_path() / t;
+  }
+  fs::path dir = fs::weakly_canonical(p.parent_path(), ec);
+  return (ec ? p.parent_path() : dir) / p.filename();
+}
+}  // namespace
+
 bool same_file(const std::string& a, const std::string& b) {
   namespace fs = std::filesystem;
-  std::error_code ec1, ec2;
-  if (fs::exists(a, ec1) && fs::exists(b, ec2)) return fs::equivalent(a, b, ec1);
-  fs::path ca = fs::weakly_canonical(a, ec1), cb = fs::weakly_canonical(b, ec2);
-  return !ec1 && !ec2 && ca == cb;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;  // hard links
+  return write_target(a) == write_target(b);
 }
 
 std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force) {

@@ -243,7 +243,8 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
   } catch (const InterruptedError& e) {
     const int sig = e.signal ? e.signal : interrupt_signal();
     if (boot.rank() != 0) {  // rank 0 holds the file: tell it, and stay while it closes it
-      fmt::print(stderr, "gdrbench: {}: {}\n", boot.me(), e.what());
+      // The launcher stops every rank at once: rank 0's line says it for all.
+      if (!interrupted_by_launcher()) fmt::print(stderr, "gdrbench: {}: {}\n", boot.me(), e.what());
       std::fflush(nullptr);
       boot.notify_interrupt(sig, e.what());
       std::_Exit(128 + sig);
