@@ -5,6 +5,7 @@
 
 #include "src/bootstrap.h"
 #include "src/errors.h"
+#include "src/signals.h"
 #include "test.h"
 #include "transports/mpi/cuda_aware.h"
 #include "timed_loop.h"
@@ -46,8 +47,11 @@ class MpiAllreduce final : public Test {
       if (rc != MPI_SUCCESS)
         throw RunError(fmt::format("{}: MPI_Iallreduce failed (code {})", env.boot.me(), rc));
       Deadline deadline(env.boot.timeout());
-      for (int done = 0; !done;) {
+      int done = 0;
+      for (unsigned spins = 0; !done; ++spins) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+        // A signal here, or (rank 0) another rank's failure or interrupt.
+        if (!done && ((spins & 255u) == 255u || interrupted())) throw_if_interrupted();
         if (!done && deadline.expired())
           throw TimeoutError(fmt::format("{}: MPI_Allreduce did not finish within {:g} s during {}",
                                          env.boot.me(), env.boot.timeout(), activity()));

@@ -21,7 +21,10 @@ namespace gdr {
 // end that a wrong result is counted, stored and turns the exit status to 1
 // (tests/mpi use it).
 inline bool selftest_corrupt() {
-  static const bool on = std::getenv("GDR_SELFTEST_CORRUPT") != nullptr;
+  static const bool on = [] {
+    const char* v = std::getenv("GDR_SELFTEST_CORRUPT");
+    return v && *v;  // validated at start-up (src/env_vars.cpp)
+  }();
   return on;
 }
 

@@ -11,6 +11,9 @@
 #include <filesystem>
 #include <system_error>
 
+#include "env_vars.h"
+#include "errors.h"
+
 namespace gdr {
 namespace {
 
@@ -63,6 +66,12 @@ std::string analysis_package_dir() {
 }
 
 int run_analysis(const std::string& subcommand, const std::vector<std::string>& args) {
+  for (const char* name : {"GDR_ANALYSIS_DIR", "GDR_PYTHON"})
+    if (const char* v = std::getenv(name); v && *v)
+      if (std::string why = env_value_problem(name, v); !why.empty()) {
+        fmt::print(stderr, "gdrbench {}: {}\n", subcommand, why);
+        return kExitUsage;
+      }
   const char* env_python = std::getenv("GDR_PYTHON");
   std::string python = (env_python && *env_python) ? env_python : "/usr/bin/python3";
   std::string dir = analysis_package_dir();

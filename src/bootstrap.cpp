@@ -225,6 +225,12 @@ void Bootstrap::check_peer_failure() {
   MPI_Test(&failure_req_, &done, &st);
   if (!done) return;
   failure_req_ = MPI_REQUEST_NULL;
+  // "\x01SIG|text": the rank was interrupted (notify_interrupt), not failed.
+  if (failure_buf_[0] == '\x01') {
+    char* bar = std::strchr(failure_buf_, '|');
+    int sig = std::atoi(failure_buf_ + 1);
+    throw InterruptedError(fmt::format("{}: {}", who(st.MPI_SOURCE), bar ? bar + 1 : ""), sig);
+  }
   throw RunError(fmt::format("{} failed: {}", who(st.MPI_SOURCE), failure_buf_));
 }
 
@@ -242,6 +248,23 @@ void Bootstrap::notify_failure(const std::string& message) {
     std::this_thread::yield();
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));
+}
+
+void Bootstrap::notify_interrupt(int sig, const std::string& message) {
+  if (rank_ == 0 || failure_comm_ == MPI_COMM_NULL) return;
+  std::string m = fmt::format("\x01{}|{}", sig, message).substr(0, sizeof failure_buf_ - 1);
+  MPI_Request req;
+  if (MPI_Isend(m.c_str(), static_cast<int>(m.size() + 1), MPI_CHAR, 0, 0, failure_comm_, &req) !=
+      MPI_SUCCESS)
+    return;
+  // Stay: Open MPI's mpirun, stopping a job, SIGKILLs every rank the moment
+  // one of them exits, which would cut rank 0 off mid-write. Rank 0 exits
+  // once its file is closed, and the launcher then ends this rank.
+  Deadline deadline(5.0);
+  for (int done = 0; !deadline.expired();) {
+    if (!done) MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    std::this_thread::sleep_for(std::chrono::milliseconds(done ? 20 : 1));
+  }
 }
 
 void Bootstrap::abort(const std::string& message, int code) {

@@ -57,6 +57,9 @@ class Bootstrap {
   // that fails tells rank 0 (which then closes the result file as failed)
   // before the job is aborted.
   void notify_failure(const std::string& message);
+  // A rank other than 0 that was interrupted by signal `sig`: tells rank 0
+  // (which closes the file `interrupted`) and stays up to 5 s for it.
+  void notify_interrupt(int sig, const std::string& message);
   // Rank 0: throws RunError("rank R (host) failed: ...") once one arrived.
   void check_peer_failure();
   // After a wait timed out: asks every rank where it is (a moment at most)

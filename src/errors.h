@@ -13,7 +13,9 @@
 namespace gdr {
 
 inline constexpr int kExitUsage = 2;
-inline constexpr int kExitWrongResults = 1;
+// Not 1: Open MPI's mpirun exits 1 whenever it was interrupted (Ctrl-C) or
+// aborted, whatever its ranks returned, so 1 cannot mean "wrong results".
+inline constexpr int kExitWrongResults = 4;
 inline constexpr int kExitRuntime = 3;
 
 struct UsageError : std::runtime_error {
@@ -42,9 +44,11 @@ struct OutOfMemoryError : RunError {
   using RunError::RunError;
 };
 
-// A signal (SIGINT, SIGTERM) asked the run to stop.
+// A signal (SIGINT, SIGTERM) asked the run to stop: this rank's, or (on rank
+// 0) another rank's, as it told rank 0; `signal` is then that rank's.
 struct InterruptedError : RunError {
-  using RunError::RunError;
+  explicit InterruptedError(const std::string& what, int sig = 0) : RunError(what), signal(sig) {}
+  int signal;
 };
 
 // The longest --timeout (a year): steady_clock counts nanoseconds in 64 bits.

@@ -21,8 +21,11 @@ struct H5Id {
   operator hid_t() const { return id; }
 };
 
+// The file's path, for errors raised below the sink (one sink per process).
+std::string g_path;
+
 void check(herr_t rc, const char* call) {
-  if (rc < 0) throw RunError(fmt::format("rank 0: HDF5 {} failed", call));
+  if (rc < 0) throw RunError(fmt::format("rank 0: --output {}: HDF5 {} failed", g_path, call));
 }
 
 void attr_str(hid_t obj, const char* name, const std::string& v) {
@@ -66,16 +69,13 @@ void dataset_strings(hid_t parent, const char* name, const std::vector<std::stri
 class Hdf5Sink final : public ResultSink {
  public:
   Hdf5Sink(const std::string& path, bool force) : path_(path) {
-    if (std::string why = check_output_path(path, force); !why.empty()) throw UsageError(why);
+    g_path = path;
+    if (std::string why = check_output_path(path, force, "--output"); !why.empty()) throw UsageError(why);
     file_ = H5Fcreate(path.c_str(), force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     if (file_ < 0) throw UsageError(fmt::format("--output {}: cannot create the HDF5 file", path));
     cases_ = H5Gcreate2(file_, "cases", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   }
-  ~Hdf5Sink() override {
-    if (facts_ >= 0) H5Gclose(facts_);
-    if (cases_ >= 0) H5Gclose(cases_);
-    if (file_ >= 0) H5Fclose(file_);
-  }
+  ~Hdf5Sink() override { close(); }
 
   void begin(const RunMetadata& m) override {
     attr_num(file_, "schema_version", kSchemaVersion);
@@ -149,10 +149,18 @@ class Hdf5Sink final : public ResultSink {
     flush();
   }
 
-  void end(const RunMetadata& m) override {
-    write_run_attrs(m);
+  void update(const RunMetadata& m) override {
     add_facts(m);
     flush();
+  }
+
+  // The facts first, the status last: the status is what says the rest is
+  // final, and it is one small write when time is short (an interrupt).
+  void end(const RunMetadata& m) override {
+    add_facts(m);
+    write_run_attrs(m);
+    flush();
+    if (!close()) throw RunError(fmt::format("rank 0: --output {}: HDF5 H5Fclose failed", path_));
   }
 
  private:
@@ -170,8 +178,22 @@ class Hdf5Sink final : public ResultSink {
     for (auto& v : m.verdict) verdict += (verdict.empty() ? "" : "\n") + v;
     attr_str(file_, "verdict", verdict);
   }
+  // Facts only grow (a transport connecting adds its own): write the new
+  // ones, so that closing an interrupted run costs a few small writes.
   void add_facts(const RunMetadata& m) {
-    for (auto& [k, v] : m.facts) attr_str(facts_, k.c_str(), v);
+    for (; facts_written_ < m.facts.size(); ++facts_written_) {
+      const auto& [k, v] = m.facts[facts_written_];
+      attr_str(facts_, k.c_str(), v);
+    }
+  }
+  // false when closing the file failed (its last writes did not land).
+  bool close() {
+    if (facts_ >= 0) H5Gclose(facts_);
+    if (cases_ >= 0) H5Gclose(cases_);
+    facts_ = cases_ = -1;
+    herr_t rc = file_ >= 0 ? H5Fclose(file_) : 0;
+    file_ = -1;
+    return rc >= 0;
   }
   // A case is on disk before the next one starts: a run that dies keeps it.
   void flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "H5Fflush"); }
@@ -179,23 +201,49 @@ class Hdf5Sink final : public ResultSink {
   std::string path_;
   hid_t file_ = -1, cases_ = -1, facts_ = -1;
   int n_cases_ = 0;
+  std::size_t facts_written_ = 0;
 };
 
 }  // namespace
 
-std::string check_output_path(const std::string& path, bool force) {
+std::string check_output_path(const std::string& path, bool force, const char* option) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::exists(path, ec) && !force)
-    return fmt::format("--output {}: file exists; pass --force to overwrite it", path);
+    return fmt::format("{} {}: file exists; pass --force to overwrite it", option, path);
+  if (fs::is_directory(path, ec)) return fmt::format("{} {}: is a folder", option, path);
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir, ec))
-    return fmt::format("--output {}: folder {} does not exist", path, dir.string());
+    return fmt::format("{} {}: folder {} does not exist", option, path, dir.string());
   if (access(dir.c_str(), W_OK) != 0)
-    return fmt::format("--output {}: folder {} is not writable ({})", path, dir.string(),
+    return fmt::format("{} {}: folder {} is not writable ({})", option, path, dir.string(),
                        std::strerror(errno));
   return {};
+}
+
+namespace {
+// The file a path will write: its links followed (dangling ones too: opening
+// one creates its target), its folder made canonical.
+std::filesystem::path write_target(std::filesystem::path p) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  p = fs::absolute(p, ec);
+  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
+    fs::path t = fs::read_symlink(p, ec);
+    if (ec) break;
+    p = t.is_absolute() ? t : p.parent_path() / t;
+  }
+  fs::path dir = fs::weakly_canonical(p.parent_path(), ec);
+  return (ec ? p.parent_path() : dir) / p.filename();
+}
+}  // namespace
+
+bool same_file(const std::string& a, const std::string& b) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;  // hard links
+  return write_target(a) == write_target(b);
 }
 
 std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force) {

@@ -1,5 +1,7 @@
 #include "metadata.h"
 
+#include "secrets.h"
+
 #include <algorithm>
 #include <cctype>
 #include <ctime>
@@ -26,14 +28,6 @@ std::string join_command_line(int argc, char** argv) {
   return s;
 }
 
-bool looks_secret(const std::string& name) {
-  std::string up = name;
-  std::transform(up.begin(), up.end(), up.begin(), [](unsigned char c) { return std::toupper(c); });
-  for (const char* word : {"TOKEN", "PASSW", "SECRET", "KEY", "CRED", "AUTH", "COOKIE", "PRIVATE"})
-    if (up.find(word) != std::string::npos) return true;
-  return false;
-}
-
 std::vector<std::pair<std::string, std::string>> captured_environment(char** envp) {
   static const char* prefixes[] = {"UCX_", "OMPI_", "NCCL_", "CUDA_", "SLURM_", "PMIX_", "GDR_"};
   std::vector<std::pair<std::string, std::string>> out;
@@ -44,7 +38,8 @@ std::vector<std::pair<std::string, std::string>> captured_environment(char** env
     std::string name = kv.substr(0, eq);
     bool wanted = std::any_of(std::begin(prefixes), std::end(prefixes),
                               [&](const char* p) { return name.rfind(p, 0) == 0; });
-    if (wanted && !looks_secret(name)) out.emplace_back(name, kv.substr(eq + 1));
+    std::string value = kv.substr(eq + 1);
+    if (wanted && !looks_secret(name) && !value_looks_secret(value)) out.emplace_back(name, value);
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -13,8 +13,8 @@ std::string utc_now(bool compact = false);
 std::string join_command_line(int argc, char** argv);
 
 // Variables with the prefixes that steer the libraries (UCX_, OMPI_, NCCL_,
-// CUDA_, SLURM_, PMIX_, GDR_), minus anything whose name suggests a secret.
+// CUDA_, SLURM_, PMIX_, GDR_), minus any whose name or value looks like a
+// secret (src/secrets.h).
 std::vector<std::pair<std::string, std::string>> captured_environment(char** envp);
-bool looks_secret(const std::string& name);
 
 }  // namespace gdr

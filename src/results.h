@@ -57,10 +57,15 @@ class ResultSink {
   virtual void begin(const RunMetadata&) {}
   virtual void add(const CaseRecord& r) = 0;
   virtual void note(const std::string&) {}
+  // New facts (a transport connected): on disk before the next case, so an
+  // interrupted run keeps them.
+  virtual void update(const RunMetadata&) {}
+  // Writes the closing metadata and closes; throws RunError when a write or
+  // the close failed (a full disk), so that no failure passes as success.
   virtual void end(const RunMetadata&) {}
 };
 
 std::unique_ptr<ResultSink> make_table_sink();          // stdout
-std::unique_ptr<ResultSink> make_jsonl_sink(const std::string& path);
+std::unique_ptr<ResultSink> make_jsonl_sink(const std::string& path, bool force);
 
 }  // namespace gdr

@@ -19,6 +19,7 @@
 #include "transports/verbs/verbs_options.h"
 #endif
 #include "commands.h"
+#include "env_vars.h"
 #include "errors.h"
 #include "hdf5_sink.h"
 #include "metadata.h"
@@ -80,9 +81,19 @@ std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string
   std::string err;
   if (boot.rank() == 0) {
     try {
+      // Every check before the first file is created; the HDF5 sink last, so
+      // that it records a failure of the others (finish()).
+      if (!opt.json.empty()) {
+        if (same_file(opt.json, output))
+          throw UsageError(fmt::format("--json {} and --output {} name the same file", opt.json, output));
+        if (std::string why = check_output_path(opt.json, opt.force, "--json"); !why.empty())
+          throw UsageError(why);
+      }
+      if (std::string why = check_output_path(output, opt.force, "--output"); !why.empty())
+        throw UsageError(why);
       sinks.push_back(make_table_sink());
+      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force));
       sinks.push_back(make_hdf5_sink(output, opt.force));
-      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json));
     } catch (const UsageError& e) {
       err = e.what();
       sinks.clear();
@@ -138,29 +149,70 @@ std::string memory_check(Bootstrap& boot, const RunOptions& opt) {
   return {};
 }
 
-void finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta,
-            const std::string& status, const std::string& error) {
+// Closes every sink. A sink that fails to write or close (a full disk) turns
+// a `complete` run into `failed` in the sinks after it (the HDF5 file is
+// last); returns the first such failure, "" when all closed cleanly.
+std::string finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta,
+                   const std::string& status, const std::string& error) {
   meta.status = status;
   meta.error = error;
   meta.end_utc = utc_now();
-  for (auto& s : sinks) s->end(meta);
-  sinks.clear();  // closes the HDF5 file
+  std::string first;
+  for (auto& s : sinks) {
+    try {
+      s->end(meta);
+    } catch (const std::exception& e) {
+      if (first.empty()) first = e.what();
+      if (meta.status == "complete") {
+        meta.status = "failed";
+        meta.error = e.what();
+      }
+    }
+  }
+  sinks.clear();
+  return first;
 }
 
+}  // namespace
+
+namespace {
+int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv);
 }  // namespace
 
 int run_command(const RunArgs& args, int argc, char** argv) {
   RunOptions opt;
   try {
     opt = validate(args);
+    if (std::string why = environment_problem(); !why.empty()) throw UsageError(why);
   } catch (const UsageError& e) {
     usage_error_line(e.what());
     return kExitUsage;
   }
   Bootstrap boot(&argc, &argv, opt.timeout);
   install_signal_handlers();
+  // Start-up waits (the doctor's gather, the checks' allreduces) keep
+  // --timeout like every other; a failure there ends the job in one line per
+  // failing rank, before any file exists.
+  try {
+    return run_started(boot, opt, argc, argv);
+  } catch (const InterruptedError& e) {
+    fmt::print(stderr, "gdrbench: {}: {} during start-up; no result file yet\n", boot.me(), e.what());
+    std::fflush(nullptr);
+    std::_Exit(128 + interrupt_signal());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (what.rfind("rank ", 0) != 0) what = fmt::format("{}: {}", boot.me(), what);
+    boot.abort(fmt::format("{} (during start-up; no result file yet)", what), kExitRuntime);
+  }
+  return kExitRuntime;
+}
+
+namespace {
+
+int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
   try {
     validate_for_ranks(opt, boot.size());
+    if (std::string why = nothing_to_run(opt, boot.size()); !why.empty()) throw UsageError(why);
   } catch (const UsageError& e) {
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
@@ -205,19 +257,27 @@ int run_command(const RunArgs& args, int argc, char** argv) {
   RunMetadata meta = start_metadata(boot, argc, argv);
   for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
   if (boot.rank() == 0) warn_if_not_ready(reports, opt);
-  for (auto& s : sinks) s->begin(meta);
   SweepTotals totals;
   try {
+    for (auto& s : sinks) s->begin(meta);
     totals = run_sweep(boot, opt, sinks, meta);
   } catch (const UsageError& e) {
     finish(sinks, meta, "failed", e.what());
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
   } catch (const InterruptedError& e) {
+    const int sig = e.signal ? e.signal : interrupt_signal();
+    if (boot.rank() != 0) {  // rank 0 holds the file: tell it, and stay while it closes it
+      // The launcher stops every rank at once: rank 0's line says it for all.
+      if (!interrupted_by_launcher()) fmt::print(stderr, "gdrbench: {}: {}\n", boot.me(), e.what());
+      std::fflush(nullptr);
+      boot.notify_interrupt(sig, e.what());
+      std::_Exit(128 + sig);
+    }
     finish(sinks, meta, "interrupted", e.what());
     fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), output);
     std::fflush(nullptr);
-    std::_Exit(128 + interrupt_signal());
+    std::_Exit(128 + sig);
   } catch (const std::exception& e) {
     // Other ranks may be blocked in a wait: record (rank 0 holds the file;
     // others tell it), then end the whole job. Running out of memory is the
@@ -238,7 +298,18 @@ int run_command(const RunArgs& args, int argc, char** argv) {
                            boot.rank() == 0 ? fmt::format("; results so far kept in {}", output) : ""),
                code);
   }
-  finish(sinks, meta, "complete", "");
+  // Every case skipped as it came (a defaulted transport not usable here):
+  // nothing was measured, which is not a success.
+  if (boot.allreduce_max(totals.cases) == 0) {
+    const char* why = "no case ran: every case was skipped (the # notes above say why)";
+    finish(sinks, meta, "failed", why);
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
+    return kExitUsage;
+  }
+  if (std::string err = finish(sinks, meta, "complete", ""); !err.empty()) {
+    fmt::print(stderr, "gdrbench: {}\n", err);  // rank 0 alone holds sinks
+    return kExitRuntime;
+  }
   if (boot.rank() == 0) {
     fmt::print("# results: {}{}\n", output, opt.json.empty() ? "" : " and " + opt.json);
     if (totals.wrong)
@@ -246,5 +317,7 @@ int run_command(const RunArgs& args, int argc, char** argv) {
   }
   return totals.wrong ? kExitWrongResults : 0;
 }
+
+}  // namespace
 
 }  // namespace gdr

@@ -293,6 +293,7 @@ class Sweep {
     auto t = make_transport(key.name, boot_, key.mem, key.path);
     t->connect(peers_);
     for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
+    for (auto& s : sinks_) s->update(meta_);  // on disk now: an interrupted run keeps them
     return (transports_[tkey] = std::move(t)).get();
   }
 
@@ -390,6 +391,14 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
                      opt.stage_chunk_bytes * needed_peers(opt, ranks, rank).size();
   need.host += staged.size() * std::max<std::size_t>(pool, 4096);
   return need;
+}
+
+std::string nothing_to_run(const RunOptions& opt, int ranks) {
+  std::vector<std::string> notes;
+  if (!plan(opt, ranks, notes).empty()) return {};
+  std::string why;
+  for (const std::string& n : notes) why += (why.empty() ? "" : "; ") + n;
+  return "no case to run: " + (why.empty() ? std::string("the sweep is empty") : why);
 }
 
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,

@@ -22,6 +22,10 @@ struct SweepTotals {
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta);
 
+// "" when the sweep has at least one case, else one line saying why every
+// case was skipped (-b 3 -e 7 -d double: no size holds one element): bad input.
+std::string nothing_to_run(const RunOptions& opt, int ranks);
+
 // Bytes of each memory kind one rank's buffers take at once: a lane (one
 // test or reference over one transport, memory kind and path) holds buffers
 // sized for the largest message from its first case to its last, then hands

@@ -43,6 +43,7 @@ void install_signal_handlers() {
 }
 
 bool interrupted() { return g_signal != 0; }
+bool interrupted_by_launcher() { return g_signal && g_sender > 0 && g_sender == getppid(); }
 int interrupt_signal() { return g_signal; }
 
 namespace {

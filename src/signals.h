@@ -6,6 +6,8 @@ namespace gdr {
 
 void install_signal_handlers();
 bool interrupted();
+// The signal came from the parent process (mpirun stopping the job).
+bool interrupted_by_launcher();
 int interrupt_signal();
 // Throws InterruptedError when a signal arrived, and whatever the poll set
 // below throws (rank 0: another rank reported its failure). Every wait loop

@@ -28,7 +28,7 @@ trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
 stamp "check run: rc $? (0 expected), wrong: $(grep -o '"wrong":[0-9]*' "$work/check.jsonl" | sort | uniq -c | tr '\n' ' ')"
 GDR_SELFTEST_CORRUPT=1 "${mpi[@]}" "$bin" run -T ucx -m cuda --path direct,staged -t latency,bw,bibw -b 8 -e 4M \
   -f 64 -n 6 -w 2 --reference none --output "$work/corrupt.h5" --json "$work/corrupt.jsonl" >"$work/corrupt.txt" 2>&1
-stamp "corrupt run: rc $? (1 expected), wrong: $(grep -o '"wrong":[0-9]*' "$work/corrupt.jsonl" | sort | uniq -c | tr '\n' ' ')"
+stamp "corrupt run: rc $? (4 expected), wrong: $(grep -o '"wrong":[0-9]*' "$work/corrupt.jsonl" | sort | uniq -c | tr '\n' ' ')"
 
 # g LABEL [VAR=value ...] -- gdrbench run arguments
 g() {

@@ -99,7 +99,10 @@ def cmd_report(a) -> int:
     if a.baseline:
         cmp = compare_runs(load_run(a.baseline), run, threshold_pct=a.threshold, seed=a.seed,
                            require_common=False)
-    images = write_report(run, a.html, cmp, straggler_threshold=a.straggler_threshold, title=a.title)
+    try:
+        images = write_report(run, a.html, cmp, straggler_threshold=a.straggler_threshold, title=a.title)
+    except OSError as e:
+        raise InputError(f"--html {a.html}: cannot write it ({e.strerror or e})") from e
     print(f"{a.html}: {len(images)} plots ({', '.join(images)})")
     return EXIT_OK
 
@@ -122,7 +125,10 @@ def cmd_history(a) -> int:
     else:
         print(format_table(tr, len(runs)))
     if a.plot:
-        plot(tr, a.plot)
+        try:
+            plot(tr, a.plot)
+        except OSError as e:
+            raise InputError(f"--plot {a.plot}: cannot write it ({e.strerror or e})") from e
         if not a.json:
             print(f"# plot: {a.plot}")
     return EXIT_OK
@@ -195,19 +201,32 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _drop_stdout():
+    """After a failed write to stdout, what is still buffered would fail
+    again at exit with a traceback: point stdout at /dev/null."""
+    import os
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     prog = f"{PROG} {a.command}"
     try:
-        return a.func(a)
+        code = a.func(a)
+        sys.stdout.flush()  # a full disk under `> FILE` fails here, not silently at exit
+        return code
     except InputError as e:
         print(f"{prog}: error: {e}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
-    except OSError as e:     # e.g. the --html or --plot path cannot be written
-        print(f"{prog}: error: {e}", file=sys.stderr)
+    except OSError as e:     # writing stdout failed (--html and --plot say their path above)
+        print(f"{prog}: error: writing the output failed ({e.strerror or e})", file=sys.stderr)
+        _drop_stdout()
         return EXIT_BAD_INPUT
     except ImportError as e:
         print(f"{prog}: error: {e}: install the packages in jobs/deps/debian-analysis.txt", file=sys.stderr)

@@ -217,8 +217,21 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
 
 def write_report(run: Run, out_path: str, cmp: Comparison | None = None, **kw) -> list:
     page, images = build_html(run, cmp, **kw)
+    # A regular file is replaced whole (written beside, then renamed); anything
+    # else (/dev/stdout, a pipe, /dev/full) is written in place: renaming over
+    # a device would replace the device. Either way every write and the close
+    # are checked by Python (OSError: one line, exit 2).
+    if os.path.exists(out_path) and not os.path.isfile(out_path):
+        with open(out_path, "w", encoding="utf-8") as f:
+            f.write(page)
+        return images
     tmp = out_path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(page)
-    os.replace(tmp, out_path)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(page)
+        os.replace(tmp, out_path)
+    except OSError:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
     return images

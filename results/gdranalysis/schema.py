@@ -298,6 +298,12 @@ def _load_here(path: str) -> Run:
         raise
     except (OSError, KeyError, ValueError, TypeError, RuntimeError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
+        # HDF5 file locking: another process (a run still going) holds it open
+        # for writing. Nothing is wrong with the file.
+        if isinstance(e, BlockingIOError) or "unable to lock file" in msg:
+            raise InputError(f"{path}: locked: another process is writing it (a run still going?); "
+                             "read it after that process ends, or set HDF5_USE_FILE_LOCKING=FALSE "
+                             "to read what it has flushed so far") from e
         raise InputError(f"{path}: unreadable HDF5 file, truncated or corrupt ({msg})") from e
 
 

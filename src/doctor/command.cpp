@@ -4,7 +4,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -37,12 +39,14 @@ bool launched_by_mpi() {
 
 void emit(const CommandOptions& o, const std::vector<Report>& reports) {
   std::string text = o.json ? to_json(reports) : to_table(reports);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fflush(stdout);
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
+    throw RunError(fmt::format("writing the report to stdout failed ({})", std::strerror(errno)));
   if (!o.output.empty()) {
+    // Checked through the close: a full disk fails at the flush, not the <<.
     std::ofstream f(o.output);
     f << to_json(reports);
-    if (!f) throw RunError("cannot write " + o.output);
+    f.close();
+    if (!f) throw RunError(fmt::format("-o {}: writing failed ({})", o.output, std::strerror(errno)));
   }
 }
 

@@ -53,9 +53,10 @@ def make_run(path, *args, np=2, timeout=180):
     return path
 
 
-def analysis(*args, timeout=300):
+def analysis(*args, timeout=300, env_extra=None):
     """python3 -m gdranalysis ARGS -> CompletedProcess (text)."""
     env = dict(os.environ)
+    env.update(env_extra or {})
     env["PYTHONPATH"] = RESULTS + (":" + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     return subprocess.run([PYTHON, "-m", "gdranalysis", *args], env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.PIPE, text=True, timeout=timeout)

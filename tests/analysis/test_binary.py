@@ -57,6 +57,12 @@ class Binary(TempDirCase):
         self.assertTrue(os.path.getsize(out) > 10000)
 
     def test_interpreter_override(self):
+        # A path that is not an executable is bad input, as a bad option is (issue 16).
         r = self.run_bin("compare", self.a, self.a, env={"GDR_PYTHON": "/nonexistent/python3"})
+        self.assertEqual(r.returncode, 2)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("GDR_PYTHON", r.stderr)
+        # A name looked up in PATH that is not there: the launch fails (127).
+        r = self.run_bin("compare", self.a, self.a, env={"GDR_PYTHON": "no-such-python3"})
         self.assertEqual(r.returncode, 127)
         self.assertIn("GDR_PYTHON", r.stderr)

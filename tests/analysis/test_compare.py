@@ -6,7 +6,7 @@ import sys
 
 import numpy as np
 
-from gdrtest import TempDirCase, analysis, copy, make_run, scale_case, set_root_attr
+from gdrtest import PYTHON, TempDirCase, analysis, copy, make_run, scale_case, set_root_attr
 
 from gdranalysis.compare import compare_runs, ratio_ci
 from gdranalysis.schema import load_run
@@ -46,10 +46,41 @@ class CompareRealRuns(TempDirCase):
         self.assertEqual(doc["only_new"], [])
         print(f"\n  same configuration twice: {n - same}/{n} cases not 'same' "
               f"(run-to-run noise sd {doc['run_noise_sd_pct']:.1f}%)", file=sys.stderr)
-        # The majority, even on a shared CI machine where whole blocks of cases
-        # shift 10-30% between runs; the false-positive rate itself is
-        # measured in test_false_positive_rate over more runs.
-        self.assertGreaterEqual(same / n, 0.6)
+        # How many cases two real runs agree on depends on what else loads the
+        # machine meanwhile (28/64 differed once on a busy CI host, issue 16):
+        # printed, not asserted. What compare promises under such load is
+        # asserted with load of a known size (test_calm_under_synthetic_load)
+        # and measured over more runs in test_false_positive_rate.
+
+    def test_calm_under_synthetic_load(self):
+        # The second run is the first with the run-to-run noise of a loaded
+        # shared machine put in, seeded: every case shifted by its own factor
+        # (lognormal, sd 12%) and whole blocks of 8 consecutive cases by a
+        # common one (sd 12%), the shape seen between CI runs. Nothing really
+        # changed, so compare must call nearly every case 'same'; a case
+        # really 1.5x slower must still stand out.
+        import h5py
+        rng = np.random.default_rng(16)
+        new = copy(self.a, self.p("loaded.h5"))
+        with h5py.File(new, "r") as f:
+            names = sorted(f["cases"])
+        block = {}
+        for i, name in enumerate(names):
+            b = block.setdefault(i // 8, rng.lognormal(0, 0.12))
+            scale_case(new, name, b * rng.lognormal(0, 0.12))
+        r = analysis("compare", self.a, new, "--json")
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        doc = json.loads(r.stdout)
+        n, same = doc["summary"]["compared"], doc["summary"]["same"]
+        print(f"\n  synthetic load: {n - same}/{n} cases not 'same' "
+              f"(estimated run-to-run noise sd {doc['run_noise_sd_pct']:.1f}%)", file=sys.stderr)
+        self.assertGreater(doc["run_noise_sd_pct"], 5.0)
+        self.assertGreaterEqual(same / n, 0.9)
+        quiet = names[len(names) // 2]
+        scale_case(new, quiet, 3.0)
+        doc = json.loads(analysis("compare", self.a, new, "--json").stdout)
+        verdict = {c["base_case"]: c["verdict"] for c in doc["cases"]}
+        self.assertEqual(verdict[quiet], "regression")
 
     def test_scaled_copy_flags_exactly_those_cases(self):
         run = load_run(self.a)
@@ -210,6 +241,24 @@ class CompareBadInput(TempDirCase):
         with open(self.p("trunc.h5"), "wb") as f:
             f.write(data[: len(data) // 2])
         self.assertBad(self.good, self.p("trunc.h5"), ["trunc.h5", "truncated or corrupt"])
+
+    def test_locked_while_written(self):
+        # A file another process holds open for writing (a run still going) is
+        # locked by HDF5, not damaged: the line says so and how to read it anyway.
+        import subprocess
+        locked = copy(self.good, self.p("locked.h5"))
+        holder = subprocess.Popen([PYTHON, "-c", "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); "
+                                   "print('open', flush=True); sys.stdin.read()", locked],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            self.assertEqual(holder.stdout.readline().strip(), "open")
+            self.assertBad(self.good, locked, ["locked.h5", "locked", "HDF5_USE_FILE_LOCKING=FALSE"])
+            r = analysis("compare", self.good, locked, env_extra={"HDF5_USE_FILE_LOCKING": "FALSE"})
+            self.assertIn(r.returncode, (0, 1), r.stderr)
+        finally:
+            holder.stdin.close()
+            holder.wait(30)
+        self.assertIn(analysis("compare", self.good, locked).returncode, (0, 1))
 
     def test_newer_schema(self):
         set_root_attr(copy(self.good, self.p("v99.h5")), "schema_version", np.int64(99))

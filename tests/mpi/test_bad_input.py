@@ -54,6 +54,28 @@ CASES = [
     (["-e", "64G", "-f", "1024"], "MemAvailable"),
     # The sweep stops below --maxbytes (512 GiB with -f 2): both are named.
     (["-e", "1000G"], "(512.0 GiB) under --maxbytes 1000G needs"),
+    # Issue 16: output collisions, every size skipped.
+    (["--output", "same.h5", "--json", "same.h5"], "name the same file"),
+    (["--output", "sub/../same2.h5", "--json", "./same2.h5"], "name the same file"),
+    (["--output", "/dev/full", "--force"], "--output /dev/full"),
+    (["-b", "3", "-e", "7", "-d", "double"], "no case to run: 3 B is smaller than one double"),
+    (["-b", "1", "-e", "1", "-d", "half"], "no case to run"),
+]
+
+# Issue 16: every environment variable gdrbench reads, as strictly as a flag:
+# (variable, bad value, text the one line must contain).
+ENV_CASES = [
+    ("GDR_STAGE_CHUNK", "abc", "GDR_STAGE_CHUNK='abc'"),
+    ("GDR_STAGE_CHUNK", "0", "GDR_STAGE_CHUNK"),
+    ("GDR_STAGE_SLOTS", "x", "GDR_STAGE_SLOTS='x'"),
+    ("GDR_STAGE_SLOTS", "1", "GDR_STAGE_SLOTS"),
+    ("GDR_UCX_CUDA_MAX_SENDS", "-1", "GDR_UCX_CUDA_MAX_SENDS"),
+    ("GDR_VERBS_HCA", "mlx5_0:x", "GDR_VERBS_HCA"),
+    ("GDR_VERBS_GID_INDEX", "two", "GDR_VERBS_GID_INDEX"),
+    ("GDR_VERBS_RETRY_CNT", "9", "GDR_VERBS_RETRY_CNT"),
+    ("GDR_VERBS_QP_TIMEOUT", "32", "GDR_VERBS_QP_TIMEOUT"),
+    ("GDR_SELFTEST_FAIL_RANK", "one", "GDR_SELFTEST_FAIL_RANK"),
+    ("GDR_SELFTEST_CORRUPT", "yes", "GDR_SELFTEST_CORRUPT"),
 ]
 
 # Every other subcommand, without a launcher: (argv, text the one line must contain).
@@ -80,20 +102,41 @@ OTHER = [
     (["stragglers", "r.h5", "--threshold", "x"], "--threshold"),
 ]
 
+# Analysis subcommands onto a full device (need a real result file: RUN),
+# and the environment they read.
+FULL_ANALYSIS = [
+    (["report", "RUN", "--html", "/dev/full"], "--html /dev/full"),
+    (["history", "RUN", "--case", "test=allreduce", "--plot", "/dev/full"], "--plot /dev/full"),
+    (["compare", "RUN", "RUN", "--json"], "writing the output failed"),       # stdout > /dev/full
+    (["stragglers", "RUN"], "writing the output failed"),
+]
+ANALYSIS_ENV = [
+    ({"GDR_PYTHON": "/nonexistent/python3"}, "GDR_PYTHON"),
+    ({"GDR_ANALYSIS_DIR": "/nonexistent-dir"}, "GDR_ANALYSIS_DIR"),
+]
 
-def other(args, needle, cwd):
+
+def other(args, needle, cwd, code=2, extra_env=None, stdout=None):
     import subprocess
-    q = subprocess.run([GDRBENCH] + args, capture_output=True, text=True, timeout=60, env=env(), cwd=cwd)
+    e = env()
+    e.update(extra_env or {})
+    if stdout:  # stdout onto a device (/dev/full): only stderr comes back
+        with open(stdout, "w") as out:
+            q = subprocess.run([GDRBENCH] + args, stdout=out, stderr=subprocess.PIPE, text=True, timeout=60,
+                               env=e, cwd=cwd)
+        q.stdout = ""
+    else:
+        q = subprocess.run([GDRBENCH] + args, capture_output=True, text=True, timeout=60, env=e, cwd=cwd)
     lines = [l for l in (q.stdout + q.stderr).splitlines() if l.strip()]
-    check(q.returncode == 2, f"{args}: exit {q.returncode}, output {lines}")
+    check(q.returncode == code, f"{args}: exit {q.returncode}, output {lines}")
     check(len(lines) == 1, f"{args}: expected one line, got {lines}")
     check(lines[0].startswith("gdrbench") and needle in lines[0], f"{args}: line {lines[0]!r} lacks {needle!r}")
 
 
-def one(np_, args, needle, cwd):
+def one(np_, args, needle, cwd, extra_env=None):
     t0 = time.time()
     p = mpirun(np_, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "-w", "0"] + args,
-               timeout=60, cwd=cwd)
+               timeout=60, cwd=cwd, extra_env=extra_env)
     lines = [l for l in (p.stdout + p.stderr).splitlines() if l.strip()]
     check(p.returncode == 2, f"np={np_} {args}: exit {p.returncode}, output {lines}")
     check(len(lines) == 1, f"np={np_} {args}: expected one line, got {lines}")
@@ -106,12 +149,17 @@ def run(nps):
     d = tmpdir()
     jobs = [(np_, args, needle) for np_ in nps for args, needle in CASES]
     jobs.append((1, ["-t", "bw"], "needs at least 2 ranks"))
+    os.makedirs(os.path.join(d, "sub"), exist_ok=True)
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):
         jobs += [(n, ["-T", "verbs"], "-T verbs: not usable here: no RDMA device") for n in nps]  # p2p tests need two ranks
     # Launches mostly wait on mpirun's start-up: a few at once keeps this short.
     with concurrent.futures.ThreadPoolExecutor(max_workers=4) as pool:
-        for f in [pool.submit(one, np_, args, needle, d) for np_, args, needle in jobs]:
+        futures = [pool.submit(one, np_, args, needle, d) for np_, args, needle in jobs]
+        futures += [pool.submit(one, np_, [], needle, d, {var: value})
+                    for np_ in nps for var, value, needle in ENV_CASES]
+        for f in futures:
             f.result()
+    check(not os.path.exists(os.path.join(d, "same.h5")), "a refused collision left a file")
     # An existing file is never replaced without --force, and stays intact.
     out = os.path.join(d, "exists.h5")
     with open(out, "w") as f:
@@ -130,6 +178,43 @@ def run(nps):
     q = subprocess.run([GDRBENCH, "run", "-b", "0"], capture_output=True, text=True, timeout=30, env=env())
     check(q.returncode == 2 and len(q.stderr.strip().splitlines()) == 1 and q.stdout == "",
           f"direct run: {q.returncode} {q.stderr!r}")
+    full_devices(d)
+    json_force(d)
+
+
+def full_devices(d):
+    """A full device: never a success. --json onto /dev/full fails at its first
+    row: one line on stderr, exit 3, the HDF5 file `failed` naming it."""
+    h5 = os.path.join(d, "full.h5")
+    p = mpirun(2, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "--output", h5,
+                   "--json", "/dev/full", "--force"], cwd=d)
+    err = [l for l in p.stderr.splitlines() if l.strip()]
+    check(p.returncode == 3, f"--json /dev/full: exit {p.returncode}, {err}")
+    check(len(err) == 1 and "--json /dev/full" in err[0] and "No space left" in err[0], f"stderr {err}")
+    root, _ = read_cases(h5)
+    check(root["status"] == "failed" and "/dev/full" in root["error"], f"file: {root['status']} {root['error']!r}")
+    # The analysis subcommands and doctor onto /dev/full, and their environment.
+    run_file = os.path.join(d, "exists.h5")
+    for args, needle in FULL_ANALYSIS:
+        args = [run_file if a == "RUN" else a for a in args]
+        other(args, needle, d, stdout="/dev/full" if "/dev/full" not in args else "/dev/null")
+    for extra, needle in ANALYSIS_ENV:
+        other(["compare", run_file, run_file], needle, d, extra_env=extra)
+    # doctor: exit 1 (its "could not check"), never its 0 ready.
+    other(["doctor", "--local", "-o", "/dev/full"], "-o /dev/full", d, code=1, stdout="/dev/null")
+    other(["doctor", "--local"], "stdout", d, code=1, stdout="/dev/full")
+
+
+def json_force(d):
+    """--json, as --output, never replaces a file without --force."""
+    jl = os.path.join(d, "kept.jsonl")
+    with open(jl, "w") as f:
+        f.write("precious")
+    one(2, ["--json", jl], "--json", d)
+    check(open(jl).read() == "precious", "existing --json file was modified")
+    p = mpirun(2, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "--output",
+                   os.path.join(d, "kept.h5"), "--json", jl, "--force"], cwd=d)
+    check(p.returncode == 0 and len(read_jsonl(jl)) > 0, f"--json --force: {p.returncode} {p.stderr}")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Every point-to-point byte is checked (issue 13): under a real mpirun over
 a real transport, a clean run counts no wrong byte; GDR_SELFTEST_CORRUPT
 flips one received byte per case after the first timed iteration and every
-row must count exactly that byte (table, JSON, HDF5) and exit 1; --check 0
+row must count exactly that byte (table, JSON, HDF5) and exit 4; --check 0
 verifies nothing and the file says so. Also the OSU shapes' defaults: the
 window is 64 and --iters auto records each case's count."""
 import argparse
@@ -45,7 +45,7 @@ def clean(np_, transport, pairs):
 def corrupted(np_, transport, pairs):
     p, rows, h5 = run(np_, transport, pairs, ["-n", "3", "-w", "1", "--window", "8"],
                       {"GDR_SELFTEST_CORRUPT": "1"})
-    check(p.returncode == 1, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
+    check(p.returncode == 4, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
     check("NOT correct" in p.stderr, p.stderr)
     check(len(rows) == len(TESTS) * len(SIZES) * n_pairs(np_, pairs), f"{len(rows)} rows")
     bad = [r for r in rows if r["wrong"] != 1]
@@ -87,7 +87,7 @@ def auto_slots(np_, transport):
     h5 = os.path.join(d, "s.h5")
     p = mpirun(np_, ["run", "-t", "bw", "-T", transport, "-b", "256K", "-e", "16M", "-f", "4",
                      "-n", "2", "-w", "0", "--output", h5], extra_env={"GDR_SELFTEST_CORRUPT": "1"})
-    check(p.returncode == 1, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
+    check(p.returncode == 4, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
     _, cases = read_cases(h5)
     got = {int(a["bytes"]): (int(a["slots"]), int(a["wrong"])) for a, _ in cases if int(a["reference"]) == 0}
     want = {256 << 10: (64, 1), 1 << 20: (16, 1), 4 << 20: (4, 1), 16 << 20: (1, 1)}

@@ -27,7 +27,7 @@ def wrong_results_exit_1():
     js = os.path.join(d, "w.jsonl")
     p = mpirun(2, ["run", "-t", "allreduce", "-b", "64", "-e", "64", "-n", "3", "--json", js,
                    "--output", os.path.join(d, "w.h5")], extra_env={"GDR_SELFTEST_CORRUPT": "1"})
-    check(p.returncode == 1, f"exit {p.returncode} with corrupted results\n{p.stderr}")
+    check(p.returncode == 4, f"exit {p.returncode} with corrupted results\n{p.stderr}")
     check("NOT correct" in p.stderr, p.stderr)
     rows = read_jsonl(js)
     check(all(r["wrong"] == 1 for r in rows), f"each row should count the one spoiled element: {rows}")

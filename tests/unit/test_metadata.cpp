@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "src/metadata.h"
+#include "src/secrets.h"
 
 using namespace gdr;
 

@@ -259,8 +259,9 @@ class StagedTransport final : public Transport {
 
 StagingConfig from_environment() {
   StagingConfig c;
-  if (const char* v = std::getenv("GDR_STAGE_CHUNK")) c.chunk_bytes = parse_size(v, "GDR_STAGE_CHUNK");
-  if (const char* v = std::getenv("GDR_STAGE_SLOTS")) c.slots = std::max(2, std::atoi(v));
+  // Both were validated at start-up (src/env_vars.cpp); empty is unset.
+  if (const char* v = std::getenv("GDR_STAGE_CHUNK"); v && *v) c.chunk_bytes = parse_size(v, "GDR_STAGE_CHUNK");
+  if (const char* v = std::getenv("GDR_STAGE_SLOTS"); v && *v) c.slots = std::max(2, std::atoi(v));
   return c;
 }
 

@@ -1,0 +1,110 @@
+"""Ctrl-C under the launcher's default settings (issue 16).
+
+A terminal's Ctrl-C sends SIGINT to mpirun's process group; Open MPI 4.1
+starts every rank in a process group of its own, so only mpirun gets it.
+Measured here (a C program that logs every signal): mpirun then sends each
+rank SIGCONT at once, SIGTERM 1.0 s later, SIGKILL 1.0 s after that
+(odls_base_sigkill_timeout, default 1) -- and SIGKILLs the rest the moment
+any rank exits. mpirun itself exits 1 whatever the ranks return.
+
+So: no OMPI_MCA_odls_base_sigkill_timeout here (removed from the
+environment if set). --to-rank R sends SIGINT straight to rank R instead.
+
+Then: the job ends within a few seconds with a status that does not claim
+a wrong result (neither 0 nor 4); nothing is left running; the HDF5 file is
+`interrupted`, names the signal, has its end time and the transport's facts
+(ucx.*, mpi.*), and every finished case is there and consistent, as in the
+JSON Lines file."""
+import argparse
+import os
+import signal
+import subprocess
+import threading
+import time
+
+from gdrtest import *  # noqa: F401,F403
+
+WRONG_RESULTS = 4  # README: exit status of run
+SLACK = 15
+
+
+def data_rows(lines):
+    return [l for l in lines if l.strip() and not l.startswith("#")]
+
+
+def run(a):
+    d = tmpdir()
+    h5, jl = os.path.join(d, f"ctrlc-{a.transport}-np{a.np}.h5"), os.path.join(d, "ctrlc.jsonl")
+    # A sweep up to 16 MiB (allreduce and bw, with MPI_Allreduce beside):
+    # large messages keep rank 0 in long fills and checks when the signal lands.
+    cmd = ["mpirun", "--oversubscribe", "-np", str(a.np), GDRBENCH, "run", "-t", "allreduce,bw",
+           "-T", a.transport, "-b", "1K", "-e", "16M", "-n", "30", "-w", "2", "--timeout", "10",
+           "--output", h5, "--json", jl]
+    e = env()
+    e.pop("OMPI_MCA_odls_base_sigkill_timeout", None)  # the launcher's default
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
+                         start_new_session=True)
+    out, err = [], []
+    threads = [threading.Thread(target=lambda s=s, o=o: o.extend(s), daemon=True)
+               for s, o in ((p.stdout, out), (p.stderr, err))]
+    for t in threads:
+        t.start()
+    try:
+        t0 = time.time()
+        while len(data_rows(out)) < 3 and p.poll() is None and time.time() - t0 < 120:
+            time.sleep(0.05)
+        seen = len(data_rows(out))
+        check(p.poll() is None and seen >= 3, f"the sweep did not get going: {seen} rows, {''.join(err)}")
+        if a.to_rank is None:
+            os.killpg(p.pid, signal.SIGINT)  # what a terminal does on Ctrl-C
+            what = "Ctrl-C (SIGINT to mpirun's process group)"
+        else:
+            os.kill(rank_pids(h5)[a.to_rank], signal.SIGINT)
+            what = f"SIGINT to rank {a.to_rank}"
+        t1 = time.time()
+        try:
+            p.wait(timeout=SLACK)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{what}: job still running after {SLACK} s")
+        took = time.time() - t1
+        for t in threads:
+            t.join(5)
+        stderr = "".join(err)
+        print(f"{what}: ended after {took:.1f} s, exit status {p.returncode}, {seen} rows before\n{stderr}")
+        check(p.returncode not in (0, WRONG_RESULTS), f"exit status {p.returncode} claims success or wrong results")
+        check(wait_gone(h5, 10), f"left behind: {job_pids(h5)}")
+
+        root, cases = read_cases(h5)
+        import h5py
+        with h5py.File(h5, "r") as f:
+            facts = set(f["facts"].attrs)
+        print(f"file: status {root['status']!r}, error {root['error']!r}, {len(cases)} cases")
+        check(root["status"] == "interrupted", f"status {root['status']!r}, error {root['error']!r}")
+        check("signal" in root["error"], f"error does not name the signal: {root['error']!r}")
+        if a.to_rank:
+            check(f"rank {a.to_rank} " in root["error"], f"error does not name rank {a.to_rank}: {root['error']!r}")
+        check(root["end_utc"] != "", "no end_utc")
+        check(any(k.startswith(a.transport + ".") for k in facts), f"no {a.transport}.* facts: {sorted(facts)}")
+        check(len(cases) == root["cases_completed"] and len(cases) >= seen - 1,
+              f"{len(cases)} cases kept, cases_completed {root['cases_completed']}, {seen} shown")
+        for attrs, times in cases:
+            check_case_consistency(attrs, times, a.np)
+        rows = read_jsonl(jl)
+        check(len(rows) in (len(cases), len(cases) + 1), f"{len(rows)} JSON rows, {len(cases)} cases")
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        for pid in job_pids(h5):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+if __name__ == "__main__":
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--np", type=int, required=True)
+    ap.add_argument("--transport", "-T", default="mpi")
+    ap.add_argument("--to-rank", type=int)
+    args = ap.parse_args()
+    main(lambda: run(args))

@@ -1,0 +1,48 @@
+// Every environment variable gdrbench reads is checked as strictly as an
+// option (src/env_vars.h): good values pass, bad ones give one line naming
+// the variable.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "src/env_vars.h"
+
+using namespace gdr;
+
+TEST(EnvVars, GoodValues) {
+  for (auto [n, v] : {std::pair{"GDR_STAGE_CHUNK", "4M"}, {"GDR_STAGE_CHUNK", "4096"},
+                      {"GDR_STAGE_SLOTS", "4"}, {"GDR_UCX_CUDA_MAX_SENDS", "0"},
+                      {"GDR_VERBS_HCA", "mlx5_0"}, {"GDR_VERBS_HCA", "rxe0:1"},
+                      {"GDR_VERBS_GID_INDEX", "3"}, {"GDR_VERBS_RETRY_CNT", "7"},
+                      {"GDR_VERBS_QP_TIMEOUT", "14"}, {"GDR_SELFTEST_FAIL_RANK", "2"},
+                      {"GDR_SELFTEST_CORRUPT", "1"}, {"GDR_ANALYSIS_DIR", "/"},
+                      {"GDR_PYTHON", "python3"}, {"GDR_PYTHON", "/bin/sh"}, {"NOT_OURS", "anything"}})
+    EXPECT_EQ(env_value_problem(n, v), "") << n << "=" << v;
+}
+
+TEST(EnvVars, BadValuesOneLine) {
+  for (auto [n, v] : {std::pair{"GDR_STAGE_CHUNK", "abc"}, {"GDR_STAGE_CHUNK", "0"},
+                      {"GDR_STAGE_CHUNK", "2G"}, {"GDR_STAGE_CHUNK", "-4M"},
+                      {"GDR_STAGE_SLOTS", "1"}, {"GDR_STAGE_SLOTS", "four"}, {"GDR_STAGE_SLOTS", " 4"},
+                      {"GDR_UCX_CUDA_MAX_SENDS", "-1"}, {"GDR_UCX_CUDA_MAX_SENDS", "1e3"},
+                      {"GDR_VERBS_HCA", "mlx5_0:"}, {"GDR_VERBS_HCA", "mlx5 0"}, {"GDR_VERBS_HCA", ":1"},
+                      {"GDR_VERBS_HCA", "mlx5_0:0"}, {"GDR_VERBS_GID_INDEX", "x"},
+                      {"GDR_VERBS_RETRY_CNT", "8"}, {"GDR_VERBS_QP_TIMEOUT", "0"},
+                      {"GDR_SELFTEST_FAIL_RANK", "-1"}, {"GDR_SELFTEST_CORRUPT", "yes"},
+                      {"GDR_ANALYSIS_DIR", "/nonexistent-dir"}, {"GDR_PYTHON", "/nonexistent/python3"},
+                      {"GDR_STAGE_SLOTS", "99999999999999999999999"}}) {
+    std::string why = env_value_problem(n, v);
+    EXPECT_NE(why.find(n), std::string::npos) << n << "=" << v << ": " << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+  }
+  // Control characters in a value never reach the terminal.
+  std::string why = env_value_problem("GDR_STAGE_SLOTS", "1\n\x1b[2J");
+  EXPECT_EQ(why.find('\n'), std::string::npos);
+  EXPECT_EQ(why.find('\x1b'), std::string::npos);
+}
+
+TEST(EnvVars, TableNamesAreUnique) {
+  auto vars = env_vars();
+  for (std::size_t i = 0; i < vars.size(); ++i)
+    for (std::size_t j = i + 1; j < vars.size(); ++j) EXPECT_STRNE(vars[i].name, vars[j].name);
+}
