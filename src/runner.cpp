@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "collectives/patterns.h"
 #include "collectives/ring_schedule.h"
 #include "collectives/timed_loop.h"
 #include "errors.h"
@@ -29,6 +30,7 @@ struct LaneKey {
   bool reference;
   MemKind mem;
   Path path;
+  std::string pattern = {};  // p2p over a concurrent pattern; empty: one pair at a time
   auto operator<=>(const LaneKey&) const = default;
 };
 
@@ -66,9 +68,15 @@ std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
       if (n > 1) peers.insert({(me + 1) % n, (me + n - 1) % n});
       continue;
     }
-    for (auto [a, b] : pairs_for(o.pairs, n)) {
-      if (a == me) peers.insert(b);
-      if (b == me) peers.insert(a);
+    for (auto& p : o.patterns) {
+      if (p != "pair") {
+        for (int q : patterns::peers(p, name, n, me)) peers.insert(q);
+        continue;
+      }
+      for (auto [a, b] : pairs_for(o.pairs, n)) {
+        if (a == me) peers.insert(b);
+        if (b == me) peers.insert(a);
+      }
     }
   }
   return {peers.begin(), peers.end()};
@@ -105,6 +113,33 @@ std::string iterations_note(const RunOptions& o) {
     n += fmt::format("; latency: one iteration is one round trip (up to 64 back to back per barrier), bw and "
                      "bibw: a window of {} messages per iteration", o.window);
   return n;
+}
+
+bool has_pair(const RunOptions& o) {
+  return std::find(o.patterns.begin(), o.patterns.end(), "pair") != o.patterns.end();
+}
+
+// The cases of a p2p test's concurrent patterns, one per step and transport
+// (reference rows run one pair at a time only).
+template <typename Note>
+void plan_patterns(const RunOptions& o, int n, CaseParams c, std::vector<Planned>& out, Note& note) {
+  for (auto& p : o.patterns) {
+    if (p == "pair") continue;
+    for (auto& r : o.references)
+      if (find_reference(r, c.test))
+        note(fmt::format("--pattern {}: reference '{}' runs with --pattern pair only", p, r));
+    c.pattern = p;
+    c.slots = o.slots;
+    c.slots = patterns::slots(c, o.sizes.back());
+    for (int k = 0; k < patterns::steps(p, c.test, n); ++k) {
+      c.step = k;
+      c.flows = patterns::flows(p, c.test, n, k);
+      for (auto& t : o.transports) {
+        c.transport = t;
+        out.push_back({{c.test, t, false, c.mem, c.path, p}, c});
+      }
+    }
+  }
 }
 
 // Every case of the run, in the order it will execute, with skip notes.
@@ -145,7 +180,10 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             if (c.bytes != bytes)
               note(fmt::format("{} B is not a whole number of {} ({} B each): rounded down to {} B",
                                bytes, dtype_name(dtype), unit, c.bytes));
-            auto pairs = ti.point_to_point ? pairs_for(o.pairs, n) : std::vector<std::pair<int, int>>{{-1, -1}};
+            auto pairs = ti.point_to_point && has_pair(o) ? pairs_for(o.pairs, n)
+                         : ti.point_to_point               ? std::vector<std::pair<int, int>>{}
+                                                           : std::vector<std::pair<int, int>>{{-1, -1}};
+            if (ti.point_to_point) plan_patterns(o, n, c, out, note);
             for (auto [src, dst] : pairs) {
               c.src = src;
               c.dst = dst;
@@ -245,7 +283,9 @@ class Sweep {
     int severity = 0;  // 1: this combination is unsupported, 2: the transport is unusable
     try {
       lane.transport = key.reference ? nullptr : transport(key);
-      lane.test = key.reference ? find_reference(key.name, key.test)->create() : find_test(key.test)->create();
+      lane.test = key.reference            ? find_reference(key.name, key.test)->create()
+                  : !key.pattern.empty() ? patterns::make_test(key.test, key.pattern, boot_.size())
+                                         : find_test(key.test)->create();
     } catch (const UnsupportedError& e) {
       err = e.what();
       severity = 1;
@@ -291,7 +331,9 @@ class Sweep {
                              mem_name(c.mem), path_name(c.path),
                              c.has_dtype ? dtype_name(c.dtype) : "byte",
                              c.has_dtype ? op_name(c.op) : "", c.bytes,
-                             c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst) : ""));
+                             c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst)
+                             : c.pattern.empty() ? ""
+                                                 : fmt::format(", pattern {} step {}", c.pattern, c.step)));
     TestEnv env{boot_, lane.transport, memory(c.mem)};
     CaseOutcome out = lane.test->run(env, c);
     // Under --iters auto the loops agreed on the count; the allreduce makes
@@ -343,7 +385,9 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
     const LaneKey& k = cases[i].key;
     if (!live.count(k)) {
       const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
-      Footprint f = hook ? hook(max, ranks) : Footprint{{max, max, 64}, 0};  // send, recv, ack
+      Footprint f = !k.pattern.empty() ? patterns::footprint(k.test, k.pattern, max, ranks, rank)
+                    : hook             ? hook(max, ranks)
+                                       : Footprint{{max, max, 64}, 0};  // send, recv, ack
       std::vector<std::size_t> held = model[k.mem].take(f.buffers);
       model[MemKind::host].hold(f.host);
       live[k] = {f, held};

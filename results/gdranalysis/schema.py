@@ -63,11 +63,23 @@ class Case:
     attrs: dict               # every attribute, Python scalars
     times: np.ndarray         # [ranks, iters] seconds, NaN where a rank sat out
     occurrence: int = 1       # >1 when the same key appears again in one file
+    flows: np.ndarray | None = None  # concurrent pattern: [k, 2] (sender, receiver)
 
     @property
     def key(self) -> tuple:
-        k = tuple(self.attrs[f] for f in KEY_FIELDS)
+        k = case_key(self.attrs)
         return k if self.occurrence == 1 else k + (self.occurrence,)
+
+    @property
+    def pattern(self) -> str:
+        """`pair` (one pair at a time) or the concurrent pattern's name."""
+        return str(self.attrs.get("pattern", "pair"))
+
+    def links(self) -> list:
+        """The (sender, receiver) links this case ran: its flows, or its pair."""
+        if self.flows is not None:
+            return [(int(a), int(b)) for a, b in self.flows]
+        return [(self.attrs["src"], self.attrs["dst"])] if self.attrs["src"] >= 0 else []
 
     def get(self, field, default=None):
         return self.attrs.get(field, default)
@@ -115,6 +127,8 @@ class Case:
         parts = [a["test"]]
         if a["src"] >= 0:
             parts[0] += f"{a['src']}>{a['dst']}"
+        if "pattern" in a:
+            parts[0] += f"@{a['pattern']}{a.get('step', '')}"
         parts.append(a["transport"] + ("*" if a["reference"] else ""))
         parts += [a["mem"], a["path"]]
         if a["dtype"] != "byte":
@@ -145,6 +159,7 @@ class Run:
     environment: dict
     cases: list
     warnings: list
+    links: dict = dataclasses.field(default_factory=dict)  # /links/<name>: see links.py
 
     @property
     def schema_version(self) -> int:
@@ -176,6 +191,26 @@ class Run:
         return (f"{os.path.basename(self.path)}: {self.attrs.get('start_utc', '?')}, "
                 f"{self.nranks} ranks on {where}, gdrbench {self.attrs.get('gdrbench_version', '?')} "
                 f"({self.attrs.get('git_commit', '?')}), {len(self.cases)} cases, {self.status}")
+
+
+def case_key(a: dict) -> tuple:
+    """KEY_FIELDS, plus pattern and step for a concurrent pattern's case."""
+    k = tuple(a[f] for f in KEY_FIELDS)
+    return k + (a["pattern"], a.get("step", -1)) if "pattern" in a else k
+
+
+def _flows(path, name, g, a):
+    """A pattern case's /flows: [k, 2] ranks, checked."""
+    import h5py
+    if "flows" not in g or not isinstance(g["flows"], h5py.Dataset):
+        raise InputError(f"{path}: case {name} has pattern {a['pattern']!r} but no 'flows' dataset")
+    shape = g["flows"].shape or ()
+    if len(shape) != 2 or shape[1] != 2 or shape[0] > max(a["ranks"], 1) ** 2:
+        raise InputError(f"{path}: case {name}: 'flows' has shape {shape}, expected [flows, 2]")
+    fl = np.asarray(g["flows"][()], dtype=np.int64)
+    if fl.size and (fl.min() < 0 or fl.max() >= a["ranks"]):
+        raise InputError(f"{path}: case {name}: 'flows' names a rank outside 0..{a['ranks'] - 1}")
+    return fl
 
 
 def parse_utc(s) -> datetime | None:
@@ -365,6 +400,12 @@ def _read(path, f) -> Run:
                 raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
         for k in STR_FIELDS:
             a[k] = str(a[k])
+        if "pattern" in a:
+            a["pattern"] = str(a["pattern"])
+            try:
+                a["step"] = int(a.get("step", -1))
+            except (TypeError, ValueError, OverflowError) as e:
+                raise InputError(f"{path}: case {name}: attribute step={a.get('step')!r} is not an integer") from e
         if v < 2:
             _as_version_2(a)
         if "times" not in g or not isinstance(g["times"], h5py.Dataset):
@@ -386,13 +427,35 @@ def _read(path, f) -> Run:
             t = t[np.newaxis, :]
         if t.ndim != 2:
             raise InputError(f"{path}: case {name}: 'times' has shape {t.shape}, expected [ranks, iters]")
-        key = tuple(a[k] for k in KEY_FIELDS)
+        key = case_key(a)
         seen[key] = seen.get(key, 0) + 1
-        cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key]))
+        fl = _flows(path, name, g, a) if "pattern" in a else None
+        cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl))
     if not hosts:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
-               environment=env, cases=cases, warnings=run_warnings)
+               environment=env, cases=cases, warnings=run_warnings, links=_links(path, f, nranks))
+
+
+def _links(path, f, nranks):
+    """/links: per group its attributes, bytes [S] and [S, ranks, ranks] matrices."""
+    import h5py
+    out = {}
+    if "links" not in f or not hasattr(f["links"], "items"):
+        return out
+    for name, g in f["links"].items():
+        if not isinstance(g, h5py.Group) or "bytes" not in g:
+            raise InputError(f"{path}: /links/{name} is not a link matrix group")
+        b = np.asarray(g["bytes"][()], dtype=np.int64).reshape(-1)
+        m = {"attrs": {k: _scalar(v) for k, v in g.attrs.items()}, "bytes": b}
+        for k in ("time_us", "algbw_gbps"):
+            shape = g[k].shape if k in g else None
+            if shape != (len(b), nranks, nranks):
+                raise InputError(f"{path}: /links/{name}/{k} has shape {shape}, expected "
+                                 f"({len(b)}, {nranks}, {nranks})")
+            m[k] = np.asarray(g[k][()], dtype=np.float64)
+        out[str(name)] = m
+    return out
 
 
 def uses_window(a) -> bool:
