@@ -7,10 +7,9 @@ transport, memory, path, pattern, size):
   times, in log space. Each link is compared with the other links of its
   class (both ends on one host, or not): its distance from their median in
   units of the median absolute deviation (x 1.4826, a standard deviation
-  for normal data). Then a median polish splits the matrix into a sender
-  effect per rank, a receiver effect per rank and what is left per link: a
-  rank whose sender or receiver effect stands out from the other ranks'
-  is slow, a link whose residual stands out is slow by itself.
+  for normal data). Each rank as a sender (the median of its row: one slow
+  partner does not move it) and as a receiver (of its column) is compared
+  with the other ranks' the same way.
 - rank patterns (`incast`, `fanout`, `neighbor`): per case, each rank's
   median time against the ranks in the same role (the root apart).
 
@@ -68,29 +67,15 @@ def _median_se(times):
     return 1.2533 * sd / np.sqrt(t.size)
 
 
-def _polish(L, rounds=4):
-    """Median polish of a matrix with NaNs: L = m + a[row] + b[col] + e."""
-    e = L.copy()
-    a = np.zeros(L.shape[0])
-    b = np.zeros(L.shape[1])
-    for _ in range(rounds):
-        for axis, eff in ((1, a), (0, b)):
-            with np.errstate(all="ignore"):
-                med = np.nanmedian(np.where(np.isfinite(e), e, np.nan), axis=axis)
-            med = np.where(np.isfinite(med), med, 0.0)
-            eff += med
-            e = e - (med[:, None] if axis == 1 else med[None, :])
-    return a, b, e
-
-
 class _Collector:
     def __init__(self, z, min_ratio):
         self.z, self.min_ratio = z, min_ratio
         self.findings = []
 
-    def judge(self, kind, what, ranks, group, pattern, values, i, floor):
-        """values: log times of comparable things; i: the one judged."""
-        med, mad = _robust(values)
+    def judge(self, kind, what, ranks, group, pattern, values, i, floor, leave_out=False):
+        """values: log times of comparable things; i: the one judged, against
+        all of them, or (leave_out) against the others only."""
+        med, mad = _robust(np.delete(values, i) if leave_out else values)
         scale = max(mad, floor if np.isfinite(floor) else 0.0, 1e-12)
         d = values[i] - med
         ratio, z = float(np.exp(d)), float(d / scale)
@@ -133,15 +118,13 @@ def _judge_links(col, run, key, cases, n):
         if len(members) >= 3:
             for i, (s, d) in enumerate(members):
                 col.judge("link", f"{s}>{d}", (s, d), label, key[4], vals, i, floor)
-    a, b, e = _polish(T)
-    active_s = [r for r in range(n) if np.isfinite(T[r]).any()]
-    active_d = [r for r in range(n) if np.isfinite(T[:, r]).any()]
-    if len(active_s) >= 3:
-        for r in active_s:
-            col.judge("sender", f"rank {r}", (r,), label, key[4], a[active_s], active_s.index(r), floor)
-    if len(active_d) >= 3:
-        for r in active_d:
-            col.judge("receiver", f"rank {r}", (r,), label, key[4], b[active_d], active_d.index(r), floor)
+    with np.errstate(all="ignore"):
+        rows, cols = np.nanmedian(T, axis=1), np.nanmedian(T, axis=0)
+    for kind, eff in (("sender", rows), ("receiver", cols)):
+        active = [r for r in range(n) if np.isfinite(eff[r])]
+        if len(active) >= 4:  # the judged rank against at least 3 others
+            for i, r in enumerate(active):
+                col.judge(kind, f"rank {r}", (r,), label, key[4], eff[active], i, floor, leave_out=True)
 
 
 def _judge_rank_rows(col, c):
