@@ -20,6 +20,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <thread>
 
 #include "patterns.h"
 #include "src/bootstrap.h"
@@ -63,11 +64,19 @@ int most_regions(Kind k, std::string_view pattern, std::string_view test, int n,
   return most;
 }
 
+// More ranks on this node than cores: a rank that spins keeps its peer off
+// the CPU for a whole time slice (milliseconds), so waits yield instead.
+bool oversubscribed(const Bootstrap& boot) {
+  static const bool over = boot.local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return over;
+}
+
 // Polls `reqs` (which on_done may extend) until all are done, with the
 // bootstrap's timeout naming the peer of the first one still pending.
 template <typename OnDone>
 void poll_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done, const Bootstrap& boot,
               OnDone on_done) {
+  const bool yield = oversubscribed(boot);
   std::optional<Deadline> deadline;
   std::size_t left = reqs.size() - static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
   for (unsigned spins = 0; left > 0; ++spins) {
@@ -79,6 +88,7 @@ void poll_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done,
         on_done(i);  // may post more: reqs and done grow together
         left += reqs.size() - before;
       }
+    if (left > 0 && yield) std::this_thread::yield();
     if (left == 0 || ((spins & 255u) != 255u && !interrupted())) continue;
     throw_if_interrupted();
     if (!deadline) deadline.emplace(boot.timeout());

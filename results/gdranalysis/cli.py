@@ -94,7 +94,8 @@ def cmd_suspects(a) -> int:
     from .schema import load_run, parse_case_spec
     from .suspects import analyze, format_table
     run = load_run(a.run)
-    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, spec=parse_case_spec(a.case) if a.case else None)
+    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, spec=parse_case_spec(a.case) if a.case else None,
+                  p0=a.p0, alpha=a.alpha)
     if a.json:
         dump_json(rep.as_dict())
     else:
@@ -190,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="outlier: this many robust sd above the median of its peers (default 5)")
     u.add_argument("--min-slowdown", type=_pct, default=25.0, metavar="PCT",
                    help="and at least this much slower, percent (default 25)")
+    u.add_argument("--p0", type=float, default=0.02,
+                   help="outliers per comparison in a healthy run (default 0.02, measured here)")
+    u.add_argument("--alpha", type=float, default=1e-3,
+                   help="suspect: more outliers than this chance under --p0 (default 1e-3)")
     u.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
     u.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     u.set_defaults(func=cmd_suspects)

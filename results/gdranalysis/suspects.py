@@ -17,9 +17,12 @@ The scale of every comparison is never below the run's own iteration noise:
 the standard error of a median over the iterations (1.2533 x the robust sd
 of one link's iterations / sqrt(iterations), the median over links). An
 outlier must be more than --z scales above the median AND more than
---min-slowdown percent slower. Something is a suspect when it was an
-outlier in most groups it was measured in (all of them if fewer than 3).
-A host is a suspect when all its ranks are. Exit 1 if any suspect.
+--min-slowdown percent slower. A rank (its comparisons as a sender, a
+receiver and in rank patterns pooled) or a link is a suspect when it was an
+outlier in more comparisons than chance allows: P(X >= k) < --alpha (1e-3)
+for X binomial over its m comparisons with the outlier rate of healthy runs,
+--p0 (2%: tests/analysis/measure_suspects_fp.py measures it). One outlier
+is never enough. A host is a suspect when all its ranks are. Exit 1 if any.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from .text import columns, fmt_num
 
 DEFAULT_Z = 5.0
 DEFAULT_MIN_SLOWDOWN_PCT = 25.0
+DEFAULT_P0 = 0.02     # outliers per comparison in healthy runs (measured, see the module doc)
+DEFAULT_ALPHA = 1e-3
 MAD_SD = 1.4826
 
 
@@ -151,15 +156,17 @@ def _judge_rank_rows(col, c):
 
 @dataclasses.dataclass
 class Suspect:
-    kind: str
+    kind: str             # "rank" or "link"
     what: str
     host: str
     outlier_in: int
     measured_in: int
-    median_ratio: float   # over the groups where it was an outlier
+    median_ratio: float   # over the comparisons where it was an outlier
     max_z: float
     patterns: list
     worst: str            # the group where it was slowest
+    p_value: float        # P(X >= outlier_in) by chance
+    as_: list             # sender, receiver, rank (rank patterns), link
 
 
 @dataclasses.dataclass
@@ -167,6 +174,8 @@ class SuspectReport:
     run: Run
     z: float
     min_slowdown_pct: float
+    p0: float
+    alpha: float
     groups: int
     judged: int                  # comparisons made
     outliers: int                # of which outliers
@@ -175,13 +184,18 @@ class SuspectReport:
 
     def as_dict(self):
         return {"file": self.run.path, "z": self.z, "min_slowdown_pct": self.min_slowdown_pct,
+                "p0": self.p0, "alpha": self.alpha,
                 "groups": self.groups, "judged": self.judged, "outliers": self.outliers,
                 "suspects": [dataclasses.asdict(s) for s in self.suspects], "hosts": self.hosts}
 
 
-def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None) -> SuspectReport:
+def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None,
+            p0=DEFAULT_P0, alpha=DEFAULT_ALPHA) -> SuspectReport:
+    from scipy.stats import binom
     if not z > 0:
         raise InputError(f"--z {z}: must be > 0")
+    if not (0 < p0 < 1 and 0 < alpha < 1):
+        raise InputError(f"--p0 {p0}, --alpha {alpha}: each must be between 0 and 1")
     col = _Collector(z, 1.0 + min_slowdown_pct / 100.0)
     cases = [c for c in run.cases if not spec or case_matches(c, spec)]
     if spec and not cases:
@@ -200,18 +214,18 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
                          "--pattern rounds or --pairs all)")
     by = collections.defaultdict(list)
     for f in col.findings:
-        by[(f.kind, f.what)].append(f)
+        by[("link" if f.kind == "link" else "rank", f.what)].append(f)
     suspects = []
     for (kind, what), fs in by.items():
         out = [f for f in fs if f.outlier]
-        need = len(fs) if len(fs) < 3 else len(fs) // 2 + 1
-        if not out or len(out) < need:
+        p = float(binom.sf(len(out) - 1, len(fs), p0)) if out else 1.0
+        if len(out) < 2 or p >= alpha:
             continue
         worst = max(out, key=lambda f: f.ratio)
         hosts = sorted({run.host_of(r) for r in fs[0].ranks})
         suspects.append(Suspect(kind, what, ">".join(hosts), len(out), len(fs),
                                 float(np.median([f.ratio for f in out])), max(f.z for f in out),
-                                sorted({f.pattern for f in out}), worst.group))
+                                sorted({f.pattern for f in out}), worst.group, p, sorted({f.kind for f in out})))
     suspects.sort(key=lambda s: (-s.median_ratio, s.kind, s.what))
     bad_ranks = {int(s.what.split()[1]) for s in suspects if s.what.startswith("rank ")}
     hosts = []
@@ -219,7 +233,7 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
         mine = [r for r in range(run.nranks) if run.host_of(r) == h]
         if mine and all(r in bad_ranks for r in mine) and len(set(run.hosts[:run.nranks])) > 1:
             hosts.append(h)
-    return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, groups=groups,
+    return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, alpha=alpha, groups=groups,
                          judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
                          suspects=suspects, hosts=hosts)
 
@@ -229,12 +243,15 @@ def format_table(rep: SuspectReport) -> str:
     out += [f"# note: {w}" for w in rep.run.warnings]
     out.append(f"# outlier: more than {rep.z:g} robust sd (MAD x 1.4826, never below the iteration noise's "
                f"standard error) above the median of its peers and more than {rep.min_slowdown_pct:g}% "
-               "slower; suspect: an outlier in most groups it was measured in")
+               f"slower; suspect: more outliers than chance allows (P < {rep.alpha:g} at a healthy rate of "
+               f"{100 * rep.p0:g}% per comparison)")
     if rep.suspects:
-        out += columns(("suspect", "as", "host", "outlier in", "slower x", "max z", "pattern", "worst group"),
-                       [(s.what, s.kind, s.host, f"{s.outlier_in}/{s.measured_in}", fmt_num(s.median_ratio, 2),
-                         fmt_num(s.max_z, 1), ",".join(s.patterns), s.worst) for s in rep.suspects],
-                       right={3, 4, 5})
+        out += columns(("suspect", "as", "host", "outlier in", "chance", "slower x", "max z", "pattern",
+                        "worst group"),
+                       [(s.what, ",".join(s.as_), s.host, f"{s.outlier_in}/{s.measured_in}", f"{s.p_value:.1e}",
+                         fmt_num(s.median_ratio, 2), fmt_num(s.max_z, 1), ",".join(s.patterns), s.worst)
+                        for s in rep.suspects],
+                       right={3, 4, 5, 6})
     else:
         out.append("# no suspect")
     if rep.hosts:
