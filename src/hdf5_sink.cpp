@@ -110,6 +110,7 @@ class Hdf5Sink final : public ResultSink {
   }
 
   void add(const CaseRecord& r) override {
+    const double t0 = now_seconds();
     std::string name = fmt::format("{:05d}", n_cases_++);
     H5Id g{H5Gcreate2(cases_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     const CaseParams& c = r.params;
@@ -151,10 +152,17 @@ class Hdf5Sink final : public ResultSink {
     attr_num(file_, "cases_completed", n_cases_);
     if (const TestInfo* ti = find_test(c.test); ti && ti->point_to_point) links_.add(r, ti->algbw_bytes(c));
     flush();
+    const double dt = now_seconds() - t0;  // the case's group, datasets and flush
+    write_s_ += dt;
+    write_max_s_ = std::max(write_max_s_, dt);
   }
 
   void end(const RunMetadata& m) override {
     write_links();
+    if (n_cases_ > 0) {
+      attr_str(facts_, "scale.hdf5_case_write_s_mean", fmt::format("{:.6g}", write_s_ / n_cases_));
+      attr_str(facts_, "scale.hdf5_case_write_s_max", fmt::format("{:.6g}", write_max_s_));
+    }
     write_run_attrs(m);
     add_facts(m);
     flush();
@@ -208,6 +216,7 @@ class Hdf5Sink final : public ResultSink {
   hid_t file_ = -1, cases_ = -1, facts_ = -1;
   int n_cases_ = 0;
   LinkMatrices links_;
+  double write_s_ = 0, write_max_s_ = 0;
 };
 
 }  // namespace

@@ -137,7 +137,9 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     usage_error_line(e.what());
     return kExitUsage;
   }
+  const double t_init = now_seconds();
   Bootstrap boot(&argc, &argv, opt.timeout);
+  const double bootstrap_s = now_seconds() - t_init;  // MPI_Init, ranks, hosts (issue 15's cost of scale)
   install_signal_handlers();
   try {
     validate_for_ranks(opt, boot.size());
@@ -178,6 +180,7 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     return kExitUsage;
   }
   RunMetadata meta = start_metadata(boot, argc, argv);
+  meta.facts.emplace_back("scale.bootstrap_s", fmt::format("{:.6f}", boot.allreduce_max(bootstrap_s)));
   for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
   if (boot.rank() == 0) warn_if_not_ready(reports, opt);
   for (auto& s : sinks) s->begin(meta);

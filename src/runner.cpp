@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -22,6 +23,22 @@
 
 namespace gdr {
 namespace {
+
+// Static initialization: about when the process started, before MPI_Init
+// (the scale.* facts measure from here; jobs/bench_scale.sh reads them).
+const double kProcessStart = now_seconds();
+
+// This rank's peak resident memory (VmHWM), KiB; 0 when unknown.
+double peak_rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %lf", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
 
 // One way of running a test in one (mem, path): our test over a transport,
 // or a library's reference collective.
@@ -256,6 +273,8 @@ class Sweep {
       const LaneKey& key = cases[i].key;
       Lane& lane = lane_for(key);
       if (lane.dead.empty()) {
+        if (totals.cases == 0)  // every rank: the lane's set-up was collective, so is this
+          scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
         CaseRecord rec = run_case(lane, cases[i].params);
         totals.cases++;
         totals.wrong += rec.wrong;
@@ -269,6 +288,7 @@ class Sweep {
       if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
+    scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
     return totals;
   }
 
@@ -311,12 +331,18 @@ class Sweep {
     auto it = transports_.find(tkey);
     if (it != transports_.end()) return it->second.get();
     auto t = make_transport(key.name, boot_, key.mem, key.path);
+    const double t0 = now_seconds();
     t->connect(peers_);
+    const std::string what = fmt::format("{}.{}.{}", key.name, mem_name(key.mem), path_name(key.path));
+    scale_fact("scale.connect_s." + what, boot_.allreduce_max(now_seconds() - t0));
+    scale_fact("scale.peers_max." + what, boot_.allreduce_max(static_cast<int>(peers_.size())));
     for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
     return (transports_[tkey] = std::move(t)).get();
   }
 
   std::size_t max_bytes() const { return opt_.sizes.back(); }
+
+  void scale_fact(const std::string& k, double v) { meta_.facts.emplace_back(k, fmt::format("{:.6g}", v)); }
 
   // Lanes allocate through a cache, so the next lanes reuse what finished
   // lanes gave back (src/memory_cache.h says why).
