@@ -12,6 +12,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 exe=${GDRBENCH:-$top/build/gdrbench}
 out=${OUT:-$(mktemp -d /tmp/gdr-scale-XXXXXX)}
+mkdir -p "$out"
 nps=("$@"); [ ${#nps[@]} -gt 0 ] || nps=(2 4 8 16 32)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_mpi_yield_when_idle=1
 echo "# $(date -u +%FT%TZ) $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) before; files in $out"
