@@ -199,20 +199,6 @@ def case_key(a: dict) -> tuple:
     return k + (a["pattern"], a.get("step", -1)) if "pattern" in a else k
 
 
-def _flows(path, name, g, a):
-    """A pattern case's /flows: [k, 2] ranks, checked."""
-    import h5py
-    if "flows" not in g or not isinstance(g["flows"], h5py.Dataset):
-        raise InputError(f"{path}: case {name} has pattern {a['pattern']!r} but no 'flows' dataset")
-    shape = g["flows"].shape or ()
-    if len(shape) != 2 or shape[1] != 2 or shape[0] > max(a["ranks"], 1) ** 2:
-        raise InputError(f"{path}: case {name}: 'flows' has shape {shape}, expected [flows, 2]")
-    fl = np.asarray(g["flows"][()], dtype=np.int64)
-    if fl.size and (fl.min() < 0 or fl.max() >= a["ranks"]):
-        raise InputError(f"{path}: case {name}: 'flows' names a rank outside 0..{a['ranks'] - 1}")
-    return fl
-
-
 def parse_utc(s) -> datetime | None:
     s = _text(s)
     if not isinstance(s, str) or not s:
@@ -338,6 +324,7 @@ def _load_here(path: str) -> Run:
 
 def _read(path, f) -> Run:
     import h5py
+    from .schema_patterns import read_flows, read_links
     if "schema_version" not in f.attrs:
         raise InputError(f"{path}: not a gdrbench result file (no schema_version attribute)")
     v = _scalar(f.attrs["schema_version"])
@@ -429,33 +416,12 @@ def _read(path, f) -> Run:
             raise InputError(f"{path}: case {name}: 'times' has shape {t.shape}, expected [ranks, iters]")
         key = case_key(a)
         seen[key] = seen.get(key, 0) + 1
-        fl = _flows(path, name, g, a) if "pattern" in a else None
+        fl = read_flows(path, name, g, a) if "pattern" in a else None
         cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl))
     if not hosts:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
-               environment=env, cases=cases, warnings=run_warnings, links=_links(path, f, nranks))
-
-
-def _links(path, f, nranks):
-    """/links: per group its attributes, bytes [S] and [S, ranks, ranks] matrices."""
-    import h5py
-    out = {}
-    if "links" not in f or not hasattr(f["links"], "items"):
-        return out
-    for name, g in f["links"].items():
-        if not isinstance(g, h5py.Group) or "bytes" not in g:
-            raise InputError(f"{path}: /links/{name} is not a link matrix group")
-        b = np.asarray(g["bytes"][()], dtype=np.int64).reshape(-1)
-        m = {"attrs": {k: _scalar(v) for k, v in g.attrs.items()}, "bytes": b}
-        for k in ("time_us", "algbw_gbps"):
-            shape = g[k].shape if k in g else None
-            if shape != (len(b), nranks, nranks):
-                raise InputError(f"{path}: /links/{name}/{k} has shape {shape}, expected "
-                                 f"({len(b)}, {nranks}, {nranks})")
-            m[k] = np.asarray(g[k][()], dtype=np.float64)
-        out[str(name)] = m
-    return out
+               environment=env, cases=cases, warnings=run_warnings, links=read_links(path, f, nranks))
 
 
 def uses_window(a) -> bool:
