@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "src/datatype.h"
@@ -40,6 +41,12 @@ struct CaseParams {
   int window = 64;         // messages in flight per bw/bibw iteration
   int slots = 0;           // p2p: distinct buffers per side (0: auto; set by the test's complete hook)
   std::size_t chunk_bytes = 0;  // ring pipelining granularity; 0 = auto
+  // p2p over a concurrent pattern (collectives/patterns.h): its name, the
+  // step, and the step's flows (sender, receiver), all running at once.
+  // Empty pattern: one pair at a time (src, dst).
+  std::string pattern;
+  int step = -1;
+  std::vector<std::pair<int, int>> flows;
 };
 
 // What one rank measured in one case.

@@ -29,6 +29,7 @@ constexpr AnalysisSub kSubs[] = {
     {"stragglers", "per case, the ranks and hosts slower than the median rank; see --help"},
     {"report", "self-contained HTML report with plots (--html OUT.html); see --help"},
     {"history", "trend of one case across archived result files (--case ...); see --help"},
+    {"suspects", "the links, ranks and hosts that are outliers (exit 1 if any); see --help"},
 };
 
 bool has_package(const fs::path& dir) {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "errors.h"
+#include "link_matrix.h"
 
 namespace gdr {
 namespace {
@@ -66,6 +67,18 @@ void dataset_strings(hid_t parent, const char* name, const std::vector<std::stri
   check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dwrite");
 }
 
+// A concurrent pattern's case: its name, step, and flows as [k, 2] (sender, receiver).
+void write_pattern(hid_t g, const CaseParams& c) {
+  attr_str(g, "pattern", c.pattern);
+  attr_num(g, "step", c.step);
+  std::vector<int> f;
+  for (auto [a, b] : c.flows) f.insert(f.end(), {a, b});
+  hsize_t dims[2] = {c.flows.size(), 2};
+  H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
+  H5Id d{H5Dcreate2(g, "flows", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+  check(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()), "H5Dwrite");
+}
+
 class Hdf5Sink final : public ResultSink {
  public:
   Hdf5Sink(const std::string& path, bool force) : path_(path) {
@@ -97,6 +110,7 @@ class Hdf5Sink final : public ResultSink {
   }
 
   void add(const CaseRecord& r) override {
+    const double t0 = now_seconds();
     std::string name = fmt::format("{:05d}", n_cases_++);
     H5Id g{H5Gcreate2(cases_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     const CaseParams& c = r.params;
@@ -117,6 +131,7 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "check", c.check ? 1 : 0);
     attr_num(g, "src", c.src);
     attr_num(g, "dst", c.dst);
+    if (!c.pattern.empty()) write_pattern(g, c);
     if (uses_window(c)) attr_num(g, "window", c.window);
     if (!c.has_dtype && !c.reference) attr_num(g, "slots", c.slots);  // p2p: distinct buffers per side
     if (uses_chunk(c)) attr_num(g, "chunk_bytes", c.chunk_bytes);
@@ -146,7 +161,11 @@ class Hdf5Sink final : public ResultSink {
     check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "H5Dwrite");
     attr_str(d, "units", "seconds");
     attr_num(file_, "cases_completed", n_cases_);
+    if (const TestInfo* ti = find_test(c.test); ti && ti->point_to_point) links_.add(r, ti->algbw_bytes(c));
     flush();
+    const double dt = now_seconds() - t0;  // the case's group, datasets and flush
+    write_s_ += dt;
+    write_max_s_ = std::max(write_max_s_, dt);
   }
 
   void update(const RunMetadata& m) override {
@@ -157,6 +176,11 @@ class Hdf5Sink final : public ResultSink {
   // The facts first, the status last: the status is what says the rest is
   // final, and it is one small write when time is short (an interrupt).
   void end(const RunMetadata& m) override {
+    write_links();
+    if (n_cases_ > 0) {
+      attr_str(facts_, "scale.hdf5_case_write_s_mean", fmt::format("{:.6g}", write_s_ / n_cases_));
+      attr_str(facts_, "scale.hdf5_case_write_s_max", fmt::format("{:.6g}", write_max_s_));
+    }
     add_facts(m);
     write_run_attrs(m);
     flush();
@@ -180,6 +204,32 @@ class Hdf5Sink final : public ResultSink {
   }
   // Facts only grow (a transport connecting adds its own): write the new
   // ones, so that closing an interrupted run costs a few small writes.
+  // /links/<test>_<transport>_<mem>_<path>_<pattern>: bytes [S], time_us
+  // and algbw_gbps [S, ranks, ranks] (sender, receiver); results/README.md.
+  void write_links() {
+    std::vector<LinkTable> tables = links_.tables();
+    if (tables.empty()) return;
+    if (H5Lexists(file_, "links", H5P_DEFAULT) > 0) H5Ldelete(file_, "links", H5P_DEFAULT);
+    H5Id links{H5Gcreate2(file_, "links", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    for (const LinkTable& t : tables) {
+      H5Id g{H5Gcreate2(links, t.name().c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+      for (auto [k, v] : {std::pair{"test", &t.test}, {"transport", &t.transport}, {"mem", &t.mem},
+                          {"path", &t.path}, {"pattern", &t.pattern}})
+        attr_str(g, k, *v);
+      attr_num(g, "ranks", t.ranks);
+      std::vector<std::int64_t> b(t.bytes.begin(), t.bytes.end());
+      hsize_t n1 = b.size();
+      H5Id s1{H5Screate_simple(1, &n1, nullptr), H5Sclose};
+      H5Id db{H5Dcreate2(g, "bytes", H5T_STD_I64LE, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+      check(H5Dwrite(db, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "H5Dwrite");
+      hsize_t dims[3] = {n1, static_cast<hsize_t>(t.ranks), static_cast<hsize_t>(t.ranks)};
+      H5Id s3{H5Screate_simple(3, dims, nullptr), H5Sclose};
+      for (auto [k, v] : {std::pair{"time_us", &t.time_us}, {"algbw_gbps", &t.algbw_gbps}}) {
+        H5Id d{H5Dcreate2(g, k, H5T_IEEE_F64LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+        check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->data()), "H5Dwrite");
+      }
+    }
+  }
   void add_facts(const RunMetadata& m) {
     for (; facts_written_ < m.facts.size(); ++facts_written_) {
       const auto& [k, v] = m.facts[facts_written_];
@@ -202,6 +252,8 @@ class Hdf5Sink final : public ResultSink {
   hid_t file_ = -1, cases_ = -1, facts_ = -1;
   int n_cases_ = 0;
   std::size_t facts_written_ = 0;
+  LinkMatrices links_;
+  double write_s_ = 0, write_max_s_ = 0;
 };
 
 }  // namespace

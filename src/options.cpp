@@ -7,6 +7,7 @@
 #include <charconv>
 #include <set>
 
+#include "collectives/patterns.h"
 #include "collectives/test.h"
 #include "errors.h"
 #include "sizes.h"
@@ -70,6 +71,11 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--pairs", a.pairs,
                  "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
+  sub.add_option("--pattern", a.pattern,
+                 "p2p traffic, comma list: pair (one pair at a time, --pairs), rounds (all pairs, "
+                 "every rank busy, n-1 rounds of perfect matchings), incast (all to one root, "
+                 "rotating), fanout (one root to all, rotating), neighbor (all to rank+1 at once)")
+      ->capture_default_str();
   sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration (64 as OSU)")
       ->capture_default_str();
   sub.add_option("--slots", a.slots,
@@ -184,6 +190,11 @@ RunOptions validate(const RunArgs& a) {
   else if (a.pairs == "ring") o.pairs = Pairs::ring;
   else if (a.pairs == "all") o.pairs = Pairs::all;
   else throw UsageError(fmt::format("--pairs: unknown value '{}' (use ring, all)", a.pairs));
+  {
+    std::vector<std::string> known{"pair"};
+    for (auto& p : patterns::names()) known.push_back(p);
+    o.patterns = checked_names(a.pattern, "--pattern", known);
+  }
   if (a.window < 1 || a.window > 1'000'000)
     throw UsageError(fmt::format("--window {} must be a whole number from 1 to 1000000", a.window));
   o.window = a.window;

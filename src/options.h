@@ -32,6 +32,7 @@ struct RunArgs {
   bool force = false;
   double timeout = 60;
   std::string pairs;
+  std::string pattern = "pair";
   int window = 64;
   std::string slots = "auto";
   std::string chunk = "auto";
@@ -58,6 +59,9 @@ struct RunOptions {
   bool force = false;
   double timeout = 60;
   Pairs pairs = Pairs::fixed;
+  // p2p traffic patterns in sweep order: "pair" (one pair at a time, --pairs)
+  // or a concurrent one (collectives/patterns.h).
+  std::vector<std::string> patterns{"pair"};
   int window = 64;  // messages per bw/bibw iteration, as OSU
   int slots = 0;    // p2p: distinct message buffers per side; 0: auto (see collectives/p2p.cpp)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)

@@ -3,9 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <new>
+#include <optional>
 #include <span>
 #include <thread>
 
@@ -176,7 +179,7 @@ std::string finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata&
 }  // namespace
 
 namespace {
-int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv);
+int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double bootstrap_s);
 }  // namespace
 
 int run_command(const RunArgs& args, int argc, char** argv) {
@@ -188,13 +191,15 @@ int run_command(const RunArgs& args, int argc, char** argv) {
     usage_error_line(e.what());
     return kExitUsage;
   }
+  const double t_init = now_seconds();
   Bootstrap boot(&argc, &argv, opt.timeout);
+  const double bootstrap_s = now_seconds() - t_init;  // MPI_Init, ranks, hosts (issue 15's cost of scale)
   install_signal_handlers();
   // Start-up waits (the doctor's gather, the checks' allreduces) keep
   // --timeout like every other; a failure there ends the job in one line per
   // failing rank, before any file exists.
   try {
-    return run_started(boot, opt, argc, argv);
+    return run_started(boot, opt, argc, argv, bootstrap_s);
   } catch (const InterruptedError& e) {
     fmt::print(stderr, "gdrbench: {}: {} during start-up; no result file yet\n", boot.me(), e.what());
     std::fflush(nullptr);
@@ -209,7 +214,23 @@ int run_command(const RunArgs& args, int argc, char** argv) {
 
 namespace {
 
-int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
+// Up to half a second for this rank's own interrupt (a signal) or a peer's
+// notice of one; what it was, or nothing.
+std::optional<InterruptedError> interrupt_after_failure(Bootstrap& boot) {
+  for (Deadline d(0.5); !d.expired(); std::this_thread::sleep_for(std::chrono::milliseconds(5))) {
+    try {
+      throw_if_interrupted();
+      boot.check_peer_failure();
+    } catch (const InterruptedError& e) {
+      return e;
+    } catch (const std::exception&) {
+      return std::nullopt;  // another rank failed too: a failure
+    }
+  }
+  return std::nullopt;
+}
+
+int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double bootstrap_s) {
   try {
     validate_for_ranks(opt, boot.size());
     if (std::string why = nothing_to_run(opt, boot.size()); !why.empty()) throw UsageError(why);
@@ -255,6 +276,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
     return kExitUsage;
   }
   RunMetadata meta = start_metadata(boot, argc, argv);
+  meta.facts.emplace_back("scale.bootstrap_s", fmt::format("{:.6f}", boot.allreduce_max(bootstrap_s)));
   for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
   if (boot.rank() == 0) warn_if_not_ready(reports, opt);
   SweepTotals totals;
@@ -291,6 +313,18 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv) {
       if (what.rfind("rank ", 0) != 0) what = fmt::format("{}: {}", boot.me(), what);
       what += fmt::format(" while {}", activity());
       code = kExitUsage;
+    }
+    // Ctrl-C stops every rank at once, and a peer's connection reset can
+    // reach this rank just before the launcher's signal or the peer's own
+    // notice does: rank 0 gives them a moment before calling the run failed.
+    if (boot.rank() == 0 && code == kExitRuntime) {
+      if (std::optional<InterruptedError> late = interrupt_after_failure(boot)) {
+        finish(sinks, meta, "interrupted", late->what());
+        fmt::print(stderr, "gdrbench: {}: {} (then: {}); results so far kept in {}\n", boot.me(), late->what(),
+                   what, output);
+        std::fflush(nullptr);
+        std::_Exit(128 + (late->signal ? late->signal : SIGTERM));
+      }
     }
     finish(sinks, meta, "failed", what);
     boot.notify_failure(what);

@@ -4,10 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <set>
 
+#include "collectives/patterns.h"
 #include "collectives/ring_schedule.h"
 #include "collectives/timed_loop.h"
 #include "errors.h"
@@ -25,6 +27,22 @@
 namespace gdr {
 namespace {
 
+// Static initialization: about when the process started, before MPI_Init
+// (the scale.* facts measure from here; jobs/bench_scale.sh reads them).
+const double kProcessStart = now_seconds();
+
+// This rank's peak resident memory (VmHWM), KiB; 0 when unknown.
+double peak_rss_kib() {
+  std::FILE* f = std::fopen("/proc/self/status", "r");
+  if (!f) return 0;
+  char line[256];
+  double kib = 0;
+  while (std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %lf", &kib) == 1) break;
+  std::fclose(f);
+  return kib;
+}
+
 // One way of running a test in one (mem, path): our test over a transport,
 // or a library's reference collective.
 struct LaneKey {
@@ -32,6 +50,7 @@ struct LaneKey {
   bool reference;
   MemKind mem;
   Path path;
+  std::string pattern = {};  // p2p over a concurrent pattern; empty: one pair at a time
   auto operator<=>(const LaneKey&) const = default;
 };
 
@@ -69,9 +88,15 @@ std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
       if (n > 1) peers.insert({(me + 1) % n, (me + n - 1) % n});
       continue;
     }
-    for (auto [a, b] : pairs_for(o.pairs, n)) {
-      if (a == me) peers.insert(b);
-      if (b == me) peers.insert(a);
+    for (auto& p : o.patterns) {
+      if (p != "pair") {
+        for (int q : patterns::peers(p, name, n, me)) peers.insert(q);
+        continue;
+      }
+      for (auto [a, b] : pairs_for(o.pairs, n)) {
+        if (a == me) peers.insert(b);
+        if (b == me) peers.insert(a);
+      }
     }
   }
   return {peers.begin(), peers.end()};
@@ -108,6 +133,33 @@ std::string iterations_note(const RunOptions& o) {
     n += fmt::format("; latency: one iteration is one round trip (up to 64 back to back per barrier), bw and "
                      "bibw: a window of {} messages per iteration", o.window);
   return n;
+}
+
+bool has_pair(const RunOptions& o) {
+  return std::find(o.patterns.begin(), o.patterns.end(), "pair") != o.patterns.end();
+}
+
+// The cases of a p2p test's concurrent patterns, one per step and transport
+// (reference rows run one pair at a time only).
+template <typename Note>
+void plan_patterns(const RunOptions& o, int n, CaseParams c, std::vector<Planned>& out, Note& note) {
+  for (auto& p : o.patterns) {
+    if (p == "pair") continue;
+    for (auto& r : o.references)
+      if (find_reference(r, c.test))
+        note(fmt::format("--pattern {}: reference '{}' runs with --pattern pair only", p, r));
+    c.pattern = p;
+    c.slots = o.slots;
+    c.slots = patterns::slots(c, o.sizes.back());
+    for (int k = 0; k < patterns::steps(p, c.test, n); ++k) {
+      c.step = k;
+      c.flows = patterns::flows(p, c.test, n, k);
+      for (auto& t : o.transports) {
+        c.transport = t;
+        out.push_back({{c.test, t, false, c.mem, c.path, p}, c});
+      }
+    }
+  }
 }
 
 // Every case of the run, in the order it will execute, with skip notes.
@@ -148,7 +200,10 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             if (c.bytes != bytes)
               note(fmt::format("{} B is not a whole number of {} ({} B each): rounded down to {} B",
                                bytes, dtype_name(dtype), unit, c.bytes));
-            auto pairs = ti.point_to_point ? pairs_for(o.pairs, n) : std::vector<std::pair<int, int>>{{-1, -1}};
+            auto pairs = ti.point_to_point && has_pair(o) ? pairs_for(o.pairs, n)
+                         : ti.point_to_point               ? std::vector<std::pair<int, int>>{}
+                                                           : std::vector<std::pair<int, int>>{{-1, -1}};
+            if (ti.point_to_point) plan_patterns(o, n, c, out, note);
             for (auto [src, dst] : pairs) {
               c.src = src;
               c.dst = dst;
@@ -235,6 +290,8 @@ class Sweep {
       const LaneKey& key = cases[i].key;
       Lane& lane = lane_for(key);
       if (lane.dead.empty()) {
+        if (totals.cases == 0)  // every rank: the lane's set-up was collective, so is this
+          scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
         CaseRecord rec = run_case(lane, cases[i].params);
         totals.cases++;
         totals.wrong += rec.wrong;
@@ -250,6 +307,7 @@ class Sweep {
       if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
+    scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
     if (boot_.rank() == 0) meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
     return totals;
   }
@@ -265,7 +323,9 @@ class Sweep {
     int severity = 0;  // 1: this combination is unsupported, 2: the transport is unusable
     try {
       lane.transport = key.reference ? nullptr : transport(key);
-      lane.test = key.reference ? find_reference(key.name, key.test)->create() : find_test(key.test)->create();
+      lane.test = key.reference            ? find_reference(key.name, key.test)->create()
+                  : !key.pattern.empty() ? patterns::make_test(key.test, key.pattern, boot_.size())
+                                         : find_test(key.test)->create();
     } catch (const UnsupportedError& e) {
       err = e.what();
       severity = 1;
@@ -291,13 +351,19 @@ class Sweep {
     auto it = transports_.find(tkey);
     if (it != transports_.end()) return it->second.get();
     auto t = make_transport(key.name, boot_, key.mem, key.path);
+    const double t0 = now_seconds();
     t->connect(peers_);
+    const std::string what = fmt::format("{}.{}.{}", key.name, mem_name(key.mem), path_name(key.path));
+    scale_fact("scale.connect_s." + what, boot_.allreduce_max(now_seconds() - t0));
+    scale_fact("scale.peers_max." + what, boot_.allreduce_max(static_cast<int>(peers_.size())));
     for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
     for (auto& s : sinks_) s->update(meta_);  // on disk now: an interrupted run keeps them
     return (transports_[tkey] = std::move(t)).get();
   }
 
   std::size_t max_bytes() const { return opt_.sizes.back(); }
+
+  void scale_fact(const std::string& k, double v) { meta_.facts.emplace_back(k, fmt::format("{:.6g}", v)); }
 
   // Lanes allocate through a cache, so the next lanes reuse what finished
   // lanes gave back (src/memory_cache.h says why).
@@ -312,7 +378,9 @@ class Sweep {
                              mem_name(c.mem), path_name(c.path),
                              c.has_dtype ? dtype_name(c.dtype) : "byte",
                              c.has_dtype ? op_name(c.op) : "", c.bytes,
-                             c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst) : ""));
+                             c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst)
+                             : c.pattern.empty() ? ""
+                                                 : fmt::format(", pattern {} step {}", c.pattern, c.step)));
     TestEnv env{boot_, lane.transport, memory(c.mem)};
     CaseOutcome out = lane.test->run(env, c);
     // Under --iters auto the loops agreed on the count; the allreduce makes
@@ -371,7 +439,9 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
     const LaneKey& k = cases[i].key;
     if (!live.count(k)) {
       const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
-      Footprint f = hook ? hook(max, ranks) : Footprint{{max, max, 64}, 0};  // send, recv, ack
+      Footprint f = !k.pattern.empty() ? patterns::footprint(k.test, k.pattern, max, ranks, rank)
+                    : hook             ? hook(max, ranks)
+                                       : Footprint{{max, max, 64}, 0};  // send, recv, ack
       std::vector<std::size_t> held = model[k.mem].take(f.buffers);
       model[MemKind::host].hold(f.host);
       live[k] = {f, held};

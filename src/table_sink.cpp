@@ -34,6 +34,7 @@ class TableSink final : public ResultSink {
     const CaseParams& c = r.params;
     std::string transport = c.reference ? c.transport + "*" : c.transport;
     std::string test = c.src >= 0 ? fmt::format("{}:{}>{}", c.test, c.src, c.dst) : c.test;
+    if (!c.pattern.empty()) test = fmt::format("{}@{}{}", c.test, c.pattern, c.step);  // bw@rounds3
     fmt::print(" {:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>7} {:>11.2f} {:>10.2f} {:>10.2f} "
                "{:>8.2f} {:>8.2f} {:>6} {:>7} {:>7}\n",
                c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
@@ -70,7 +71,8 @@ class TableSink final : public ResultSink {
     if (c.mem == MemKind::host) return "-";
     auto key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.test, c.transport, c.reference,
                            mem_name(c.mem), c.has_dtype ? dtype_name(c.dtype) : "byte",
-                           c.has_dtype ? op_name(c.op) : "", c.bytes, c.src, c.dst);
+                           c.has_dtype ? op_name(c.op) : "", c.bytes, c.src, c.dst) +
+               fmt::format("|{}|{}", c.pattern, c.step);
     double& mine = (c.path == Path::direct ? direct_ : staged_)[key];
     mine = r.slowest.mean;
     auto& other_map = c.path == Path::direct ? staged_ : direct_;

@@ -1,5 +1,5 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|report|history> ...`,
-which is what `gdrbench compare|stragglers|report|history ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
@@ -90,6 +90,19 @@ def cmd_stragglers(a) -> int:
     return EXIT_REGRESSION if (a.fail and rep.flagged_cases) else EXIT_OK
 
 
+def cmd_suspects(a) -> int:
+    from .schema import load_run, parse_case_spec
+    from .suspects import analyze, format_table
+    run = load_run(a.run)
+    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, spec=parse_case_spec(a.case) if a.case else None,
+                  p0=a.p0, alpha=a.alpha)
+    if a.json:
+        dump_json(rep.as_dict())
+    else:
+        print(format_table(rep))
+    return EXIT_REGRESSION if rep.suspects else EXIT_OK
+
+
 def cmd_report(a) -> int:
     from .compare import compare_runs
     from .report import write_report
@@ -138,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,report,history}",
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -173,6 +186,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     s.add_argument("--fail", action="store_true", help="exit 1 when a straggler is found")
     s.set_defaults(func=cmd_stragglers)
+
+    u = sub.add_parser("suspects", help="the links, ranks and hosts that are outliers; exit 1 if any",
+                       description="For one run: links (from --pattern rounds or --pairs all), sender and "
+                       "receiver effects per rank, and ranks in incast/fanout/neighbor cases that are "
+                       "robust outliers among comparable ones (results/README.md says how). Exit 0: no "
+                       "suspect; 1: at least one; 2: bad input.")
+    u.add_argument("run", metavar="RUN.h5")
+    u.add_argument("--z", type=float, default=5.0,
+                   help="outlier: this many robust sd above the median of its peers (default 5)")
+    u.add_argument("--min-slowdown", type=_pct, default=25.0, metavar="PCT",
+                   help="and at least this much slower, percent (default 25)")
+    u.add_argument("--p0", type=float, default=0.02,
+                   help="outliers per comparison in a healthy run (default 0.02, measured here)")
+    u.add_argument("--alpha", type=float, default=1e-3,
+                   help="suspect: more outliers than this chance under --p0 (default 1e-3)")
+    u.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
+    u.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
+    u.set_defaults(func=cmd_suspects)
 
     r = sub.add_parser("report", help="self-contained HTML report with plots",
                        description="Write one HTML file (plots embedded as PNG) describing a run: bus "

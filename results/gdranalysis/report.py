@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
-from . import __version__, plots
+from . import __version__, link_plots, links, plots
 from . import stragglers as strag
 from .compare import Comparison
 from .schema import Run
@@ -204,6 +204,15 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     if not any_heat:
         parts.append("<p class='note'>No case timed two or more ranks.</p>")
     parts.append(_stragglers_html(rep))
+
+    tables = links.link_tables(run)
+    if tables:
+        parts.append("<h2>Link matrix</h2>")
+        for t in tables:
+            for i in sorted({0, len(t.bytes) - 1}):
+                add(link_plots.link_heatmap(t, run.hosts, i), f"fig-links-{t.name}-{int(t.bytes[i])}",
+                    f"link matrix {t.name} {int(t.bytes[i])} B",
+                    f"{t.name}: median per link (sender row, receiver column) and per host pair; grey: not measured.")
 
     parts.append("<h2>Run</h2>")
     parts.append(_metadata(run))

@@ -63,11 +63,23 @@ class Case:
     attrs: dict               # every attribute, Python scalars
     times: np.ndarray         # [ranks, iters] seconds, NaN where a rank sat out
     occurrence: int = 1       # >1 when the same key appears again in one file
+    flows: np.ndarray | None = None  # concurrent pattern: [k, 2] (sender, receiver)
 
     @property
     def key(self) -> tuple:
-        k = tuple(self.attrs[f] for f in KEY_FIELDS)
+        k = case_key(self.attrs)
         return k if self.occurrence == 1 else k + (self.occurrence,)
+
+    @property
+    def pattern(self) -> str:
+        """`pair` (one pair at a time) or the concurrent pattern's name."""
+        return str(self.attrs.get("pattern", "pair"))
+
+    def links(self) -> list:
+        """The (sender, receiver) links this case ran: its flows, or its pair."""
+        if self.flows is not None:
+            return [(int(a), int(b)) for a, b in self.flows]
+        return [(self.attrs["src"], self.attrs["dst"])] if self.attrs["src"] >= 0 else []
 
     def get(self, field, default=None):
         return self.attrs.get(field, default)
@@ -115,6 +127,8 @@ class Case:
         parts = [a["test"]]
         if a["src"] >= 0:
             parts[0] += f"{a['src']}>{a['dst']}"
+        if "pattern" in a:
+            parts[0] += f"@{a['pattern']}{a.get('step', '')}"
         parts.append(a["transport"] + ("*" if a["reference"] else ""))
         parts += [a["mem"], a["path"]]
         if a["dtype"] != "byte":
@@ -145,6 +159,7 @@ class Run:
     environment: dict
     cases: list
     warnings: list
+    links: dict = dataclasses.field(default_factory=dict)  # /links/<name>: see links.py
 
     @property
     def schema_version(self) -> int:
@@ -176,6 +191,12 @@ class Run:
         return (f"{os.path.basename(self.path)}: {self.attrs.get('start_utc', '?')}, "
                 f"{self.nranks} ranks on {where}, gdrbench {self.attrs.get('gdrbench_version', '?')} "
                 f"({self.attrs.get('git_commit', '?')}), {len(self.cases)} cases, {self.status}")
+
+
+def case_key(a: dict) -> tuple:
+    """KEY_FIELDS, plus pattern and step for a concurrent pattern's case."""
+    k = tuple(a[f] for f in KEY_FIELDS)
+    return k + (a["pattern"], a.get("step", -1)) if "pattern" in a else k
 
 
 def parse_utc(s) -> datetime | None:
@@ -309,6 +330,7 @@ def _load_here(path: str) -> Run:
 
 def _read(path, f) -> Run:
     import h5py
+    from .schema_patterns import read_flows, read_links
     if "schema_version" not in f.attrs:
         raise InputError(f"{path}: not a gdrbench result file (no schema_version attribute)")
     v = _scalar(f.attrs["schema_version"])
@@ -371,6 +393,12 @@ def _read(path, f) -> Run:
                 raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
         for k in STR_FIELDS:
             a[k] = str(a[k])
+        if "pattern" in a:
+            a["pattern"] = str(a["pattern"])
+            try:
+                a["step"] = int(a.get("step", -1))
+            except (TypeError, ValueError, OverflowError) as e:
+                raise InputError(f"{path}: case {name}: attribute step={a.get('step')!r} is not an integer") from e
         if v < 2:
             _as_version_2(a)
         if "times" not in g or not isinstance(g["times"], h5py.Dataset):
@@ -392,13 +420,14 @@ def _read(path, f) -> Run:
             t = t[np.newaxis, :]
         if t.ndim != 2:
             raise InputError(f"{path}: case {name}: 'times' has shape {t.shape}, expected [ranks, iters]")
-        key = tuple(a[k] for k in KEY_FIELDS)
+        key = case_key(a)
         seen[key] = seen.get(key, 0) + 1
-        cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key]))
+        fl = read_flows(path, name, g, a) if "pattern" in a else None
+        cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl))
     if not hosts:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
-               environment=env, cases=cases, warnings=run_warnings)
+               environment=env, cases=cases, warnings=run_warnings, links=read_links(path, f, nranks))
 
 
 def uses_window(a) -> bool:

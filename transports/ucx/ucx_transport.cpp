@@ -457,6 +457,13 @@ UcxTransport::~UcxTransport() {
     fmt::print(stderr, "gdrbench: {}: {} UCX operations were still in flight at shutdown\n",
                boot_.me(), in_flight);
   boot_.remove_idle_progress(this);
+  // Interrupted, the process is about to end and rank 0 still has to close
+  // the result file. Tearing down now hurts it: with operations in flight
+  // UCX's own assertions can abort the process (Debian's 1.13: "arbiter
+  // group is not empty" in the cma endpoint, which left the file `running`),
+  // and closing a healthy endpoint resets rank 0's receives from this rank
+  // (its file then said `failed`). The worker is left to the process's exit.
+  if (interrupted()) return;
   close_endpoints();
   if (worker_) ucp_worker_destroy(worker_);
 }

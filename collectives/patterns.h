@@ -1,0 +1,58 @@
+// Concurrent traffic patterns of the point-to-point tests (--pattern): which
+// flows (sender -> receiver) run at the same time in each step of a pattern.
+// `pair` is not here: it is today's one pair at a time (--pairs).
+//
+//   rounds:   all pairs in rounds, a round-robin tournament (circle method):
+//             n-1 rounds for even n (n for odd: one rank rests per round),
+//             each a perfect matching. bibw runs both directions of every
+//             pair in one step; latency and bw run each round twice, once
+//             per direction, so every ordered pair is covered in 2(n-1) steps.
+//   incast:   step r: every other rank sends to root r (many to one).
+//   fanout:   step r: root r sends to every other rank (one to many).
+//   neighbor: one step: every rank sends to rank+1 on the ring and receives
+//             from rank-1 at once, as the ring allreduce does.
+// bibw patterns carry both directions of each flow's pair explicitly.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "test.h"
+
+namespace gdr::patterns {
+
+using Flow = std::pair<int, int>;  // (sender or initiator, receiver or responder)
+
+// The pattern names --pattern takes besides `pair`.
+const std::vector<std::string>& names();
+bool known(std::string_view pattern);
+
+// Steps of `pattern` for `test` (latency, bw, bibw) at n ranks.
+int steps(std::string_view pattern, std::string_view test, int n);
+// The flows of one step.
+std::vector<Flow> flows(std::string_view pattern, std::string_view test, int n, int step);
+// The ranks `me` exchanges with in any step of the pattern.
+std::vector<int> peers(std::string_view pattern, std::string_view test, int n, int me);
+
+// Most flows into / out of `me` in any one step (its receive regions, its acks).
+int max_in(std::string_view pattern, std::string_view test, int n, int me);
+int max_out(std::string_view pattern, std::string_view test, int n, int me);
+
+// Bytes of one incoming flow's receive region for messages up to `max`:
+// room for 64 slots within kFlowRegionBytes, never less than one message.
+inline constexpr std::size_t kFlowRegionBytes = 16u << 20;
+std::size_t region_bytes(std::size_t max);
+// Distinct slots per flow for a case of c.bytes (at most the window, or the
+// latency batch), under the user's --slots when given.
+int slots(const CaseParams& c, std::size_t max);
+
+// The concurrent test for `test` (latency, bw, bibw) over `pattern`.
+std::unique_ptr<Test> make_test(std::string_view test, std::string_view pattern, int n);
+// What its prepare() allocates on rank `me`.
+Footprint footprint(std::string_view test, std::string_view pattern, std::size_t max, int n, int me);
+
+}  // namespace gdr::patterns

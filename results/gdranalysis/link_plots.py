@@ -1,0 +1,46 @@
+"""Heat maps of the link matrix (links.py): ranks x ranks, and per host pair."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .plots import _png, plt
+from .schema import format_bytes
+
+
+def link_heatmap(table, hosts, size_index=-1) -> bytes | None:
+    """One size of a LinkTable: rank matrix and host-aggregate matrix side by side.
+    Bandwidth tests show GB/s (dark = slow), latency shows one-way us (dark = slow)."""
+    lat = table.test == "latency"
+    field = "time_us" if lat else "algbw_gbps"
+    m = getattr(table, field)[size_index]
+    if not np.isfinite(m).any():
+        return None
+    agg, names = table.host_aggregate(hosts, field)
+    agg = agg[size_index]
+    n = table.ranks
+    fig, axes = plt.subplots(1, 2, figsize=(min(4 + 0.35 * n, 14) + 4, min(3 + 0.3 * n, 12)),
+                             gridspec_kw={"width_ratios": [max(n, 1), max(len(names), 1)]})
+    cmap = plt.get_cmap("viridis" if not lat else "viridis_r").copy()
+    cmap.set_bad("#e0e0e0")
+    finite = m[np.isfinite(m)]
+    vmin, vmax = float(finite.min()), float(finite.max())
+    for ax, mat, labels, what in ((axes[0], m, [f"{r} {hosts[r] if r < len(hosts) else '?'}" for r in range(n)], "rank"),
+                                  (axes[1], agg, names, "host")):
+        im = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
+        step = max(1, len(labels) // 32)
+        ax.set_xticks(range(0, len(labels), step))
+        ax.set_xticklabels(labels[::step], rotation=90, fontsize=7)
+        ax.set_yticks(range(0, len(labels), step))
+        ax.set_yticklabels(labels[::step], fontsize=7)
+        ax.set_xlabel(f"receiver {what}")
+        ax.set_ylabel(f"sender {what}" if not lat else f"initiator {what}")
+        if mat.size <= 64:
+            for (i, j), v in np.ndenumerate(mat):
+                if np.isfinite(v):
+                    ax.text(j, i, f"{v:.3g}", ha="center", va="center", fontsize=6, color="w")
+    fig.colorbar(im, ax=axes, fraction=0.04, pad=0.02).set_label("one-way us" if lat else "GB/s")
+    fig.suptitle(f"{table.test} {table.transport} {table.mem} {table.path} ({table.pattern}), "
+                 f"{format_bytes(int(table.bytes[size_index]))}: per link and per host pair (median)",
+                 fontsize=10)
+    return _png(fig)

@@ -1,0 +1,93 @@
+"""The link matrix: for each p2p test, transport, memory kind, path and
+pattern that times one link per rank at a time (`pair`, `rounds`), the
+median time of every link sender -> receiver per size (ranks x ranks).
+
+gdrbench writes it under /links at the end of a run (src/link_matrix.cpp);
+`link_tables(run)` recomputes it from the cases with the same definition,
+so files of runs that died (no /links) have one too, and the test suite
+checks that both agree.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+LINK_PATTERNS = ("pair", "rounds")
+
+
+@dataclasses.dataclass
+class LinkTable:
+    name: str            # "bw_mpi_host_direct_rounds"
+    test: str
+    transport: str
+    mem: str
+    path: str
+    pattern: str
+    ranks: int
+    bytes: np.ndarray    # [S]
+    time_us: np.ndarray  # [S, ranks, ranks] (sender, receiver), NaN where not measured
+    algbw_gbps: np.ndarray
+
+    def host_aggregate(self, hosts, field="algbw_gbps"):
+        """[S, H, H] median over the links from host i's ranks to host j's, and the host names."""
+        names = sorted(set(hosts[:self.ranks]))
+        idx = {h: i for i, h in enumerate(names)}
+        m = getattr(self, field)
+        out = np.full((m.shape[0], len(names), len(names)), np.nan)
+        for a in names:
+            for b in names:
+                ra = [r for r in range(self.ranks) if hosts[r] == a]
+                rb = [r for r in range(self.ranks) if hosts[r] == b]
+                block = m[:, ra][:, :, rb].reshape(m.shape[0], -1)
+                for s in range(m.shape[0]):
+                    v = block[s][np.isfinite(block[s])]
+                    if v.size:
+                        out[s, idx[a], idx[b]] = np.median(v)
+        return out, names
+
+
+def _bytes_moved(test, nbytes):
+    return 2.0 * nbytes if test == "bibw" else float(nbytes)
+
+
+def link_tables(run) -> list:
+    """LinkTables of `run`: from its /links when written, else from its cases."""
+    if run.links:
+        return [LinkTable(name=n, test=str(g["attrs"].get("test")), transport=str(g["attrs"].get("transport")),
+                          mem=str(g["attrs"].get("mem")), path=str(g["attrs"].get("path")),
+                          pattern=str(g["attrs"].get("pattern")), ranks=int(g["attrs"].get("ranks", run.nranks)),
+                          bytes=g["bytes"], time_us=g["time_us"], algbw_gbps=g["algbw_gbps"])
+                for n, g in sorted(run.links.items())]
+    return tables_from_cases(run)
+
+
+def tables_from_cases(run) -> list:
+    groups = {}
+    for c in run.cases:
+        a = c.attrs
+        if a["dtype"] != "byte" or a["reference"] or c.pattern not in LINK_PATTERNS:
+            continue
+        key = (a["test"], a["transport"], a["mem"], a["path"], c.pattern)
+        n = c.times.shape[0]
+        g = groups.setdefault(key, {"ranks": n, "cells": {}})
+        med = c.rank_medians()
+        for s, d in c.links():
+            if 0 <= s < n and 0 <= d < n:
+                t = med[s]
+                bw = _bytes_moved(a["test"], a["bytes"]) / t / 1e9 if t > 0 else np.nan
+                g["cells"].setdefault(a["bytes"], {})[(s, d)] = (t * 1e6, bw)
+    out = []
+    for (test, tr, mem, path, pat), g in sorted(groups.items()):
+        sizes = sorted(g["cells"])
+        n = g["ranks"]
+        t = np.full((len(sizes), n, n), np.nan)
+        bw = np.full((len(sizes), n, n), np.nan)
+        for i, b in enumerate(sizes):
+            for (s, d), (tu, gb) in g["cells"][b].items():
+                t[i, s, d], bw[i, s, d] = tu, gb
+        out.append(LinkTable(name=f"{test}_{tr}_{mem}_{path}_{pat}", test=test, transport=tr, mem=mem,
+                             path=path, pattern=pat, ranks=n, bytes=np.array(sizes, dtype=np.int64),
+                             time_us=t, algbw_gbps=bw))
+    return out

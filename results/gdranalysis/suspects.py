@@ -1,0 +1,261 @@
+"""`gdrbench suspects RUN.h5`: the links, ranks and hosts that are outliers.
+
+Evidence comes in groups of comparable measurements, one per (test,
+transport, memory, path, pattern, size):
+
+- link patterns (`pair`, `rounds`): the ranks x ranks matrix of median link
+  times, in log space. Each link is compared with the other links of its
+  class (both ends on one host, or not): its distance from their median in
+  units of the median absolute deviation (x 1.4826, a standard deviation
+  for normal data). Each rank as a sender (the median of its row: one slow
+  partner does not move it) and as a receiver (of its column) is compared
+  with the other ranks' the same way.
+- rank patterns (`incast`, `fanout`, `neighbor`): per case, each rank's
+  median time against the ranks in the same role (the root apart).
+
+The scale of every comparison is never below the run's own iteration noise:
+the standard error of a median over the iterations (1.2533 x the robust sd
+of one link's iterations / sqrt(iterations), the median over links). An
+outlier must be more than --z scales above the median AND more than
+--min-slowdown percent slower. A rank (its comparisons as a sender, a
+receiver and in rank patterns pooled) or a link is a suspect when it was an
+outlier in more comparisons than chance allows: P(X >= k) < --alpha (1e-3)
+for X binomial over its m comparisons with the outlier rate of healthy runs,
+--p0 (2%: tests/analysis/measure_suspects_fp.py measures it). One outlier
+is never enough. A host is a suspect when all its ranks are. Exit 1 if any.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import numpy as np
+
+from .links import LINK_PATTERNS
+from .schema import InputError, Run, case_matches, format_bytes
+from .text import columns, fmt_num
+
+DEFAULT_Z = 5.0
+DEFAULT_MIN_SLOWDOWN_PCT = 25.0
+DEFAULT_P0 = 0.02     # outliers per comparison in healthy runs (measured, see the module doc)
+DEFAULT_ALPHA = 1e-3
+MAD_SD = 1.4826
+
+
+@dataclasses.dataclass
+class Finding:
+    kind: str        # "link", "sender", "receiver", "rank"
+    what: str        # "2>3", "rank 2"
+    ranks: tuple
+    group: str       # "latency mpi host direct rounds 64K"
+    pattern: str
+    ratio: float     # how many times slower than the median of its peers
+    z: float
+    outlier: bool
+
+
+def _robust(v):
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return np.nan, np.nan
+    m = float(np.median(v))
+    return m, MAD_SD * float(np.median(np.abs(v - m)))
+
+
+def _median_se(times):
+    """Standard error (log units) of the median of one rank's iterations."""
+    t = times[np.isfinite(times) & (times > 0)]
+    if t.size < 3:
+        return np.nan
+    _, sd = _robust(np.log(t))
+    return 1.2533 * sd / np.sqrt(t.size)
+
+
+class _Collector:
+    def __init__(self, z, min_ratio):
+        self.z, self.min_ratio = z, min_ratio
+        self.findings = []
+
+    def judge(self, kind, what, ranks, group, pattern, values, i, floor, leave_out=False):
+        """values: log times of comparable things; i: the one judged, against
+        all of them, or (leave_out) against the others only."""
+        med, mad = _robust(np.delete(values, i) if leave_out else values)
+        scale = max(mad, floor if np.isfinite(floor) else 0.0, 1e-12)
+        d = values[i] - med
+        ratio, z = float(np.exp(d)), float(d / scale)
+        self.findings.append(Finding(kind, what, tuple(ranks), group, pattern, ratio, z,
+                                     bool(z > self.z and ratio > self.min_ratio)))
+
+
+def _group_label(a, pattern):
+    return f"{a['test']} {a['transport']} {a['mem']} {a['path']} {pattern} {format_bytes(a['bytes'])}"
+
+
+def _link_groups(cases):
+    """{(test, transport, mem, path, pattern, bytes): [cases]} of the link patterns."""
+    g = collections.defaultdict(list)
+    for c in cases:
+        a = c.attrs
+        if a["dtype"] == "byte" and not a["reference"]:
+            g[(a["test"], a["transport"], a["mem"], a["path"], c.pattern, a["bytes"])].append(c)
+    return g
+
+
+def _judge_links(col, run, key, cases, n):
+    T = np.full((n, n), np.nan)
+    se = []
+    for c in cases:
+        med = c.rank_medians()
+        for s, d in c.links():
+            if 0 <= s < n and 0 <= d < n and med[s] > 0:
+                T[s, d] = np.log(med[s])
+                se.append(_median_se(c.times[s]))
+    floor = float(np.nanmedian(se)) if se and np.isfinite(se).any() else np.nan
+    label = _group_label(cases[0].attrs, key[4])
+    same = np.array([[run.host_of(s) == run.host_of(d) for d in range(n)] for s in range(n)])
+    links = [(s, d) for s in range(n) for d in range(n) if np.isfinite(T[s, d])]
+    if len(links) < 3:
+        return
+    for cls in (True, False):
+        members = [(s, d) for s, d in links if same[s, d] == cls]
+        vals = np.array([T[s, d] for s, d in members])
+        if len(members) >= 3:
+            for i, (s, d) in enumerate(members):
+                col.judge("link", f"{s}>{d}", (s, d), label, key[4], vals, i, floor)
+    with np.errstate(all="ignore"):
+        rows, cols = np.nanmedian(T, axis=1), np.nanmedian(T, axis=0)
+    for kind, eff in (("sender", rows), ("receiver", cols)):
+        active = [r for r in range(n) if np.isfinite(eff[r])]
+        if len(active) >= 4:  # the judged rank against at least 3 others
+            for i, r in enumerate(active):
+                col.judge(kind, f"rank {r}", (r,), label, key[4], eff[active], i, floor, leave_out=True)
+
+
+def _judge_rank_rows(col, c):
+    """incast, fanout, neighbor: each rank against the ranks in its role."""
+    n = c.times.shape[0]
+    med = c.rank_medians()
+    role = collections.Counter()
+    for s, d in c.links():
+        role[s] += 1
+        role[d] += 1000  # in-degree and out-degree apart
+    by_role = collections.defaultdict(list)
+    for r in range(n):
+        if np.isfinite(med[r]) and med[r] > 0:
+            by_role[role[r]].append(r)
+    floor = np.nanmedian([_median_se(c.times[r]) for r in range(n)]) if n else np.nan
+    label = _group_label(c.attrs, f"{c.pattern}{c.attrs.get('step', '')}")
+    for ranks in by_role.values():
+        if len(ranks) < 3:
+            continue
+        vals = np.log(med[ranks])
+        for i, r in enumerate(ranks):
+            col.judge("rank", f"rank {r}", (r,), label, c.pattern, vals, i, floor)
+
+
+@dataclasses.dataclass
+class Suspect:
+    kind: str             # "rank" or "link"
+    what: str
+    host: str
+    outlier_in: int
+    measured_in: int
+    median_ratio: float   # over the comparisons where it was an outlier
+    max_z: float
+    patterns: list
+    worst: str            # the group where it was slowest
+    p_value: float        # P(X >= outlier_in) by chance
+    as_: list             # sender, receiver, rank (rank patterns), link
+
+
+@dataclasses.dataclass
+class SuspectReport:
+    run: Run
+    z: float
+    min_slowdown_pct: float
+    p0: float
+    alpha: float
+    groups: int
+    judged: int                  # comparisons made
+    outliers: int                # of which outliers
+    suspects: list
+    hosts: list                  # suspect hosts
+
+    def as_dict(self):
+        return {"file": self.run.path, "z": self.z, "min_slowdown_pct": self.min_slowdown_pct,
+                "p0": self.p0, "alpha": self.alpha,
+                "groups": self.groups, "judged": self.judged, "outliers": self.outliers,
+                "suspects": [dataclasses.asdict(s) for s in self.suspects], "hosts": self.hosts}
+
+
+def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None,
+            p0=DEFAULT_P0, alpha=DEFAULT_ALPHA) -> SuspectReport:
+    from scipy.stats import binom
+    if not z > 0:
+        raise InputError(f"--z {z}: must be > 0")
+    if not (0 < p0 < 1 and 0 < alpha < 1):
+        raise InputError(f"--p0 {p0}, --alpha {alpha}: each must be between 0 and 1")
+    col = _Collector(z, 1.0 + min_slowdown_pct / 100.0)
+    cases = [c for c in run.cases if not spec or case_matches(c, spec)]
+    if spec and not cases:
+        raise InputError(f"{run.path}: no case matches --case")
+    groups = 0
+    for key, cs in sorted(_link_groups(cases).items(), key=lambda kv: str(kv[0])):
+        n = max(c.times.shape[0] for c in cs)
+        if key[4] in LINK_PATTERNS:
+            _judge_links(col, run, key, cs, n)
+        else:
+            for c in cs:
+                _judge_rank_rows(col, c)
+        groups += 1
+    if not groups:
+        raise InputError(f"{run.path}: no point-to-point case to judge (run latency, bw or bibw with "
+                         "--pattern rounds or --pairs all)")
+    by = collections.defaultdict(list)
+    for f in col.findings:
+        by[("link" if f.kind == "link" else "rank", f.what)].append(f)
+    suspects = []
+    for (kind, what), fs in by.items():
+        out = [f for f in fs if f.outlier]
+        p = float(binom.sf(len(out) - 1, len(fs), p0)) if out else 1.0
+        if len(out) < 2 or p >= alpha:
+            continue
+        worst = max(out, key=lambda f: f.ratio)
+        hosts = sorted({run.host_of(r) for r in fs[0].ranks})
+        suspects.append(Suspect(kind, what, ">".join(hosts), len(out), len(fs),
+                                float(np.median([f.ratio for f in out])), max(f.z for f in out),
+                                sorted({f.pattern for f in out}), worst.group, p, sorted({f.kind for f in out})))
+    suspects.sort(key=lambda s: (-s.median_ratio, s.kind, s.what))
+    bad_ranks = {int(s.what.split()[1]) for s in suspects if s.what.startswith("rank ")}
+    hosts = []
+    for h in sorted(set(run.hosts[:run.nranks])):
+        mine = [r for r in range(run.nranks) if run.host_of(r) == h]
+        if mine and all(r in bad_ranks for r in mine) and len(set(run.hosts[:run.nranks])) > 1:
+            hosts.append(h)
+    return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, alpha=alpha, groups=groups,
+                         judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
+                         suspects=suspects, hosts=hosts)
+
+
+def format_table(rep: SuspectReport) -> str:
+    out = [f"# {rep.run.describe()}"]
+    out += [f"# note: {w}" for w in rep.run.warnings]
+    out.append(f"# outlier: more than {rep.z:g} robust sd (MAD x 1.4826, never below the iteration noise's "
+               f"standard error) above the median of its peers and more than {rep.min_slowdown_pct:g}% "
+               f"slower; suspect: more outliers than chance allows (P < {rep.alpha:g} at a healthy rate of "
+               f"{100 * rep.p0:g}% per comparison)")
+    if rep.suspects:
+        out += columns(("suspect", "as", "host", "outlier in", "chance", "slower x", "max z", "pattern",
+                        "worst group"),
+                       [(s.what, ",".join(s.as_), s.host, f"{s.outlier_in}/{s.measured_in}", f"{s.p_value:.1e}",
+                         fmt_num(s.median_ratio, 2), fmt_num(s.max_z, 1), ",".join(s.patterns), s.worst)
+                        for s in rep.suspects],
+                       right={3, 4, 5, 6})
+    else:
+        out.append("# no suspect")
+    if rep.hosts:
+        out.append(f"# suspect host(s), every rank of which is a suspect: {', '.join(rep.hosts)}")
+    out.append(f"# {rep.groups} groups, {rep.judged} comparisons, {rep.outliers} outliers, "
+               f"{len(rep.suspects)} suspects")
+    return "\n".join(out)

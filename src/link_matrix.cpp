@@ -1,0 +1,71 @@
+#include "link_matrix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace gdr {
+namespace {
+
+// Median of one rank's finite times in a ranks x iters record, seconds.
+double row_median(const CaseRecord& r, int rank) {
+  const std::size_t iters = static_cast<std::size_t>(r.params.iters);
+  std::vector<double> v;
+  for (std::size_t i = 0; i < iters; ++i) {
+    double t = r.times[static_cast<std::size_t>(rank) * iters + i];
+    if (std::isfinite(t)) v.push_back(t);
+  }
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+}  // namespace
+
+std::string LinkTable::name() const { return test + "_" + transport + "_" + mem + "_" + path + "_" + pattern; }
+
+void LinkMatrices::add(const CaseRecord& r, double algbw_bytes) {
+  const CaseParams& c = r.params;
+  if (c.has_dtype || c.reference || r.times.empty()) return;
+  const std::string pattern = c.pattern.empty() ? "pair" : c.pattern;
+  if (pattern != "pair" && pattern != "rounds") return;  // a rank's time there spans several links
+  std::vector<std::pair<int, int>> links = c.flows;
+  if (pattern == "pair") links = {{c.src, c.dst}};
+  Key k{c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), pattern};
+  ranks_[k] = r.ranks;
+  auto& cells = cells_[k][c.bytes];
+  // The sender (latency: the initiator) times each link: in `rounds` it is
+  // in no other flow of the step, except bibw's reverse flow of its pair.
+  for (auto [s, d] : links) {
+    if (s < 0 || s >= r.ranks || d < 0 || d >= r.ranks) continue;
+    const double t = row_median(r, s);
+    cells.push_back({s, d, t * 1e6, t > 0 ? algbw_bytes / t / 1e9 : std::numeric_limits<double>::quiet_NaN()});
+  }
+}
+
+std::vector<LinkTable> LinkMatrices::tables() const {
+  std::vector<LinkTable> out;
+  for (auto& [k, by_size] : cells_) {
+    LinkTable t;
+    std::tie(t.test, t.transport, t.mem, t.path, t.pattern) = k;
+    t.ranks = ranks_.at(k);
+    const std::size_t nn = static_cast<std::size_t>(t.ranks) * t.ranks;
+    t.time_us.assign(by_size.size() * nn, std::numeric_limits<double>::quiet_NaN());
+    t.algbw_gbps = t.time_us;
+    std::size_t i = 0;
+    for (auto& [bytes, cells] : by_size) {
+      t.bytes.push_back(bytes);
+      for (auto& c : cells) {  // a link measured twice (two --pairs entries) keeps the last
+        const std::size_t at = i * nn + static_cast<std::size_t>(c.src) * t.ranks + c.dst;
+        t.time_us[at] = c.time_us;
+        t.algbw_gbps[at] = c.gbps;
+      }
+      ++i;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+}  // namespace gdr

@@ -1,0 +1,44 @@
+// The link matrix (issue 15): for every p2p test, transport, memory kind,
+// path and pattern that measures one link per rank at a time (`pair`, one
+// pair at a time; `rounds`, every rank in one pair per step), the median
+// time of each link sender -> receiver per message size, ranks x ranks.
+// Rank 0's HDF5 sink writes them under /links at the end of the run.
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "results.h"
+
+namespace gdr {
+
+struct LinkTable {
+  std::string test, transport, mem, path, pattern;
+  int ranks = 0;
+  std::vector<std::size_t> bytes;  // ascending
+  // [bytes, sender, receiver] row-major; NaN where a link was not measured.
+  std::vector<double> time_us;     // median over iterations of the timing rank's time
+  std::vector<double> algbw_gbps;  // the test's bytes per time (bibw: both directions)
+  std::string name() const;        // "bw_mpi_host_direct_rounds"
+};
+
+class LinkMatrices {
+ public:
+  // Takes a case's per-link medians if it is a `pair` or `rounds` p2p case.
+  void add(const CaseRecord& r, double algbw_bytes);
+  std::vector<LinkTable> tables() const;
+
+ private:
+  using Key = std::tuple<std::string, std::string, std::string, std::string, std::string>;
+  struct Cell {
+    int src, dst;
+    double time_us, gbps;
+  };
+  std::map<Key, std::map<std::size_t, std::vector<Cell>>> cells_;
+  std::map<Key, int> ranks_;
+};
+
+}  // namespace gdr

@@ -1,0 +1,84 @@
+"""`suspects`, the link matrix and its heat map on a real 4-rank run with
+the rounds and incast patterns (the real slow-rank runs are tests/mpi's
+test_suspects.py; its false-positive rate: measure_suspects_fp.py)."""
+
+import json
+import os
+
+import h5py
+import numpy as np
+
+from gdrtest import TempDirCase, analysis, copy, make_run
+
+from gdranalysis.links import link_tables, tables_from_cases
+from gdranalysis.report import build_html
+from gdranalysis.schema import load_run
+
+SLOW = 1
+
+
+class Suspects(TempDirCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.run4 = make_run(os.path.join(cls.tmp, "np4.h5"), "-t", "latency,bw", "-b", "1K", "-e", "64K",
+                            "-f", "8", "-n", "6", "-w", "1", "--window", "8", "--pattern", "rounds,incast", np=4)
+        cls.noise = copy(cls.run4, os.path.join(cls.tmp, "noise.h5"))
+        with h5py.File(cls.noise, "r+") as f:
+            # Every rank's times the same up to 3 % noise: a run with nothing to find.
+            rng = np.random.default_rng(1)
+            for g in f["cases"].values():
+                t = g["times"][()]
+                g["times"][...] = np.where(np.isfinite(t), 1e-5 * (1 + 0.03 * rng.random(t.shape)), np.nan)
+            del f["links"]
+        cls.slow = copy(cls.noise, os.path.join(cls.tmp, "slow.h5"))
+        with h5py.File(cls.slow, "r+") as f:
+            # Every flow that involves rank SLOW takes 4x as long, as both its ends see it.
+            for g in f["cases"].values():
+                ends = {r for fl in g["flows"][()].tolist() if SLOW in fl for r in fl}
+                t = g["times"][()]
+                t[sorted(ends)] *= 4
+                g["times"][...] = t
+            for k in ("ranks/host",):
+                del f[k]
+            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeB"]
+
+    def test_links_written_equal_recomputed(self):
+        run = load_run(self.run4)
+        self.assertEqual(sorted(run.links), ["bw_mpi_host_direct_rounds", "latency_mpi_host_direct_rounds"])
+        for t in tables_from_cases(run):
+            np.testing.assert_allclose(run.links[t.name]["time_us"], t.time_us, rtol=1e-12)
+            off = ~np.eye(4, dtype=bool)
+            self.assertTrue(np.isfinite(t.time_us[:, off]).all(), t.name)
+
+    def test_no_suspect_in_noise(self):
+        r = analysis("suspects", self.noise, "--json")
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertEqual(json.loads(r.stdout)["suspects"], [])
+
+    def test_slow_rank_named_alone(self):
+        r = analysis("suspects", self.slow, "--json")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertEqual({s["what"] for s in rep["suspects"] if s["kind"] == "rank"}, {f"rank {SLOW}"})
+        for s in rep["suspects"]:
+            if s["kind"] == "link":
+                self.assertIn(SLOW, [int(x) for x in s["what"].split(">")])
+        self.assertEqual(rep["hosts"], [])  # nodeA has a healthy rank too
+        txt = analysis("suspects", self.slow).stdout
+        self.assertIn(f"rank {SLOW}", txt)
+
+    def test_bad_input(self):
+        for args in (["/nonexistent.h5"], [self.noise, "--z", "nan"], [self.noise, "--p0", "2"]):
+            r = analysis("suspects", *args)
+            self.assertEqual(r.returncode, 2, f"{args}: {r.stdout} {r.stderr}")
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        allreduce = make_run(self.p("ar.h5"), "-t", "allreduce", "-e", "1K", "-n", "3", np=2)
+        r = analysis("suspects", allreduce)
+        self.assertEqual(r.returncode, 2, r.stderr)
+
+    def test_report_draws_the_link_matrix(self):
+        page, images = build_html(load_run(self.noise))  # no /links: recomputed
+        self.assertIn("fig-links-bw_mpi_host_direct_rounds-1024", images)
+        self.assertIn("fig-links-latency_mpi_host_direct_rounds-65536", images)
+        self.assertEqual(len(link_tables(load_run(self.run4))), 2)
