@@ -19,6 +19,7 @@ struct CaseRecord {
   std::uint64_t wrong = 0;    // summed over ranks and iterations
   Summary slowest;            // over iterations of the slowest rank's time, seconds
   double algbw_gbps = 0, busbw_gbps = 0;
+  std::string transport_mode;  // Transport::mode() of the row (verbs: imm|write|poll); empty: none
 };
 
 // Fills slowest, algbw and busbw from times and the test's factors.

@@ -305,6 +305,7 @@ class Sweep {
     CaseRecord rec;
     rec.params = ran;
     rec.ranks = boot_.size();
+    if (lane.transport) rec.transport_mode = lane.transport->mode(c.mem);
     if (boot_.rank() != 0) return rec;
     const std::size_t row = ran.iters + 1;
     for (int r = 0; r < rec.ranks; ++r) {

@@ -35,7 +35,9 @@ class TableSink final : public ResultSink {
                "{:>8.2f} {:>8.2f} {:>7} {:>7}\n",
                c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
                c.has_dtype ? op_name(c.op) : "-", test, transport, mem_name(c.mem),
-               path_name(c.path), r.slowest.mean * 1e6, r.slowest.min * 1e6, r.slowest.max * 1e6,
+               r.transport_mode.empty() ? std::string(path_name(c.path))
+                                        : fmt::format("{}/{}", path_name(c.path), r.transport_mode),
+               r.slowest.mean * 1e6, r.slowest.min * 1e6, r.slowest.max * 1e6,
                r.algbw_gbps, r.busbw_gbps, c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-",
                speedup(r));
     std::fflush(stdout);
