@@ -123,7 +123,7 @@ void VerbsTransport::to_init(Peer& p) {
   // Receives may be posted in INIT, so the peer's first message finds one.
   std::vector<std::uint32_t> all(recv_depth_);
   for (std::uint32_t i = 0; i < recv_depth_; ++i) all[i] = i;
-  post_recv_slots(p, all.data(), all.size());
+  post_recv_slots(p, all.data(), all.size(), false);
   if (!p.error.empty()) throw RunError(p.error);
 }
 

@@ -17,9 +17,11 @@ namespace gdr::verbs {
 
 // ---- receives ----
 
-// Reposts consumed receive slots: with recv batching as one list per CQ
-// pass, so the queue stays full at one ibv_post_recv per batch.
-void VerbsTransport::post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n) {
+// Posts receive slots: with recv batching the consumed ones as one list per
+// CQ pass, so the queue stays full at one ibv_post_recv per batch. Reposts
+// count as credits for the peer; the first posting (connect) does not.
+void VerbsTransport::post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n,
+                                     bool repost) {
   if (n == 0 || !p.error.empty()) return;
   std::vector<ibv_sge> sge(n);
   std::vector<ibv_recv_wr> wr(n);
@@ -38,11 +40,12 @@ void VerbsTransport::post_recv_slots(Peer& p, const std::uint32_t* slots, std::s
                         boot_.who(p.rank), std::strerror(e)));
     return;
   }
-  for (std::size_t i = 0; i < n; ++i) p.reposts.on_repost();
+  if (repost)
+    for (std::size_t i = 0; i < n; ++i) p.reposts.on_repost();
 }
 
 void VerbsTransport::flush_reposts(Peer& p) {
-  post_recv_slots(p, p.repost.data(), p.repost.size());
+  post_recv_slots(p, p.repost.data(), p.repost.size(), true);
   p.repost.clear();
 }
 
@@ -229,7 +232,7 @@ void VerbsTransport::on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot) {
     }
   }
   if (recv_batch_) p.repost.push_back(slot);
-  else post_recv_slots(p, &slot, 1);
+  else post_recv_slots(p, &slot, 1, true);
 }
 
 std::string VerbsTransport::mode(MemKind k) const {

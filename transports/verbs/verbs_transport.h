@@ -106,7 +106,7 @@ class VerbsTransport final : public Transport {
   ibv_send_wr& append(Peer& p, Wr kind, std::uint64_t op, void* addr, std::uint32_t len,
                       std::uint32_t lkey, bool host);
   bool flush(Peer& p);
-  void post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n);
+  void post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n, bool repost);
   void flush_reposts(Peer& p);
   bool advertise(Peer& p, Op& op, std::uint64_t id);
   bool arrived(Op& op, std::uint64_t id);
