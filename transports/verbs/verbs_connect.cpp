@@ -48,6 +48,13 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   want_inline_ = env_int("GDR_VERBS_INLINE", 1, 0, 1) ? kWantInline : 0;
   postlist_ = env_int("GDR_VERBS_POSTLIST", 1, 0, 1);
   recv_batch_ = env_int("GDR_VERBS_RECV_BATCH", 1, 0, 1);
+  // Waiting: spin on the CQ (poll, default), or after kSpinPolls empty polls
+  // sleep on a completion channel (event, as perftest -e).
+  if (const char* w = std::getenv("GDR_VERBS_WAIT"); w && *w) {
+    if (std::strcmp(w, "event") == 0) wait_event_ = true;
+    else if (std::strcmp(w, "poll") != 0)
+      throw UsageError(fmt::format("GDR_VERBS_WAIT={}: want poll or event", w));
+  }
   signal_every_ = static_cast<std::uint32_t>(
       env_int("GDR_VERBS_SIGNAL_EVERY", kSignalEvery, 1, static_cast<int>(send_depth_ / 2)));
   mailbox_ = std::make_unique<HostMr>(dev_->pd, sizeof(std::uint64_t) * boot.size(), kAccess,
@@ -60,7 +67,11 @@ VerbsTransport::~VerbsTransport() {
     if (p->qp) ibv_destroy_qp(p->qp);
     p->slots.reset();
   }
-  if (cq_) ibv_destroy_cq(cq_);
+  if (cq_) {
+    if (cq_events_) ibv_ack_cq_events(cq_, cq_events_);
+    ibv_destroy_cq(cq_);
+  }
+  if (channel_) ibv_destroy_comp_channel(channel_);
 }
 
 // One CQ for every queue pair, big enough for all their send and receive WQEs.
@@ -73,7 +84,10 @@ void VerbsTransport::ensure_cq(std::size_t npeers) {
       throw RunError(fmt::format("{}: verbs: ibv_resize_cq({} -> {}): {}", boot_.me(), cq_size_,
                                  want, std::strerror(errno)));
   } else {
-    cq_ = ibv_create_cq(dev_->ctx, want, nullptr, nullptr, 0);
+    if (wait_event_ && !(channel_ = ibv_create_comp_channel(dev_->ctx)))
+      throw RunError(fmt::format("{}: verbs: ibv_create_comp_channel on {}: {}", boot_.me(),
+                                 port_.device, std::strerror(errno)));
+    cq_ = ibv_create_cq(dev_->ctx, want, nullptr, channel_, 0);
     if (!cq_)
       throw RunError(fmt::format("{}: verbs: ibv_create_cq({}) on {}: {}", boot_.me(), want,
                                  port_.device, std::strerror(errno)));

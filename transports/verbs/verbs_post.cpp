@@ -2,6 +2,7 @@
 // pump() (verbs_transport.cpp) appends send WRs to the peer's batch; flush()
 // posts them, as one linked list (one doorbell) unless postlist is off.
 #include <arpa/inet.h>
+#include <poll.h>
 
 #include <algorithm>
 #include <cstring>
@@ -163,6 +164,19 @@ int VerbsTransport::poll_cq() {
   }
   for (auto& p : peers_) flush_reposts(*p);
   return total;
+}
+
+// Arms the CQ, then sleeps until it signals or kSleepMs pass. A completion
+// that came between the caller's last poll and the arming raises no event:
+// the poll after arming handles it instead of sleeping.
+void VerbsTransport::sleep_on_cq() {
+  if (ibv_req_notify_cq(cq_, 0)) return;  // cannot arm: keep spinning
+  if (poll_cq() > 0) return;
+  pollfd pfd{channel_->fd, POLLIN, 0};
+  if (::poll(&pfd, 1, kSleepMs) <= 0) return;
+  ibv_cq* cq = nullptr;
+  void* ctx = nullptr;
+  if (ibv_get_cq_event(channel_, &cq, &ctx) == 0) ++cq_events_;
 }
 
 void VerbsTransport::on_completion(const ibv_wc& wc) {

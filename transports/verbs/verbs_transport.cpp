@@ -93,8 +93,19 @@ bool VerbsTransport::test(const Request& req) {
     throw RunError(p.error);
   }
   // A software device (rxe, siw) moves the data in kernel threads and
-  // softirqs; spinning here would starve them of the CPU.
-  if (software_device_ && completions == 0) sched_yield();
+  // softirqs; spinning here would starve them of the CPU. With a completion
+  // channel, sleep once a short spin found nothing; not for a poll-mode
+  // receive, whose arrival makes no completion.
+  if (completions > 0) {
+    idle_polls_ = 0;
+  } else if (wait_event_ && !(it->second.poll && !it->second.is_send)) {
+    if (++idle_polls_ >= kSpinPolls) {
+      idle_polls_ = 0;
+      sleep_on_cq();
+    }
+  } else if (software_device_) {
+    sched_yield();
+  }
   return false;
 }
 
@@ -246,6 +257,7 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
       {"verbs.postlist", postlist_ ? "1" : "0"},
       {"verbs.signal_every", std::to_string(signal_every_)},
       {"verbs.recv_batch", recv_batch_ ? "1" : "0"},
+      {"verbs.wait", wait_event_ ? "event" : "poll"},
   };
   if (port_.ethernet) d.emplace_back("verbs.gid", gid_text(port_.gid));
   else d.emplace_back("verbs.lid", std::to_string(port_.lid));

@@ -96,6 +96,7 @@ class VerbsTransport final : public Transport {
 
   int progress();  // returns the completions it handled
   int poll_cq();
+  void sleep_on_cq();
   void on_completion(const ibv_wc& wc);
   void on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot);
   void on_send_done(Peer& p, const ibv_wc& wc);
@@ -136,6 +137,11 @@ class VerbsTransport final : public Transport {
   std::uint32_t want_inline_ = 0, max_inline_ = 0;  // asked of, granted by the QPs; 0: off
   bool postlist_ = true, recv_batch_ = true;
   std::uint32_t signal_every_ = 1;
+  // GDR_VERBS_WAIT=event: sleep on a completion channel after a short spin.
+  bool wait_event_ = false;
+  ibv_comp_channel* channel_ = nullptr;
+  unsigned cq_events_ = 0;  // received, acknowledged at the end
+  int idle_polls_ = 0;
 };
 
 }  // namespace gdr::verbs
