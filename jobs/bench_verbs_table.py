@@ -2,7 +2,7 @@
 the perftest tool of the same shape, per size and repeat of one guest boot,
 with the spread over repeats; then each fast path off over on.
 
-    bench_verbs_table.py RAW "BW_SIZES" "LAT_SIZES" WINDOW REPEAT FP_LAT_SIZE FP_BW_SIZE
+    bench_verbs_table.py RAW "BW_SIZES" "LAT_SIZES" WINDOW REPEAT FP_LAT_SIZE FP_BW_SIZE [FP_BIG_SIZE]
 
 RAW holds rep1/, rep2/, ... as tests/softroce/bench_guest.sh leaves them.
 Exit status 0 (the targets are reported, not enforced: emulation is noisy).
@@ -55,6 +55,7 @@ def spread(xs):
 
 def main():
     raw, bw_sizes, lat_sizes, window, repeat, fp_lat, fp_bw = sys.argv[1:8]
+    fp_big = sys.argv[8] if len(sys.argv) > 8 else "1048576"
     bw_sizes, lat_sizes = list(map(int, bw_sizes.split())), list(map(int, lat_sizes.split()))
     reps = [f"{raw}/rep{r}" for r in range(1, int(repeat) + 1)]
     misses, wrong = [], 0
@@ -116,9 +117,13 @@ def main():
     fps = [("inline off (latency imm)", "fp_lat_on", "fp_lat_noinline", int(fp_lat), True),
            ("signal every WR (bw write)", "fp_bw_write_on", "fp_bw_write_signal_all", int(fp_bw), False),
            ("postlist off (bw write)", "fp_bw_write_on", "fp_bw_write_nopostlist", int(fp_bw), False),
-           ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False)]
+           ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),
+           ("wait=event (latency imm)", "fp_lat_on", "fp_lat_event", int(fp_lat), True),
+           ("wait=event (bw write)", "fp_bw_write_on", "fp_bw_write_event", int(fp_bw), False),
+           ("wait=event (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_event", int(fp_big), False)]
     if any(os.path.exists(f"{d}/fp_lat_on.h5") for d in reps):
-        print("\n== fast paths: time with it off / time with it on (> 1: it helps), "
+        print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
+              "wait=event: time with it / time spinning), "
               "median [min-max] over repeats ==")
         for name, on, off, size, median in fps:
             ratios = []

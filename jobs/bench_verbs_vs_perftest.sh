@@ -26,7 +26,7 @@
 #
 # Usage: jobs/bench_verbs_vs_perftest.sh   (env: WINDOW BW_ITERS LAT_ITERS
 #        BW_MIN BW_MAX BW_FACTOR LAT_MIN LAT_MAX LAT_FACTOR REPEAT FASTPATHS
-#        FP_LAT_SIZE FP_BW_SIZE GUEST_TIMEOUT GDRBENCH_BUILD)
+#        FP_LAT_SIZE FP_BW_SIZE FP_BIG_SIZE GUEST_TIMEOUT GDRBENCH_BUILD)
 # Raw guest outputs: <build>/bench-verbs-vs-perftest/<UTC time>/raw/rep<R>/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +36,7 @@ WINDOW=${WINDOW:-16} BW_ITERS=${BW_ITERS:-3} LAT_ITERS=${LAT_ITERS:-300}
 BW_MIN=${BW_MIN:-65536} BW_MAX=${BW_MAX:-4194304} BW_FACTOR=${BW_FACTOR:-4}
 LAT_MIN=${LAT_MIN:-8} LAT_MAX=${LAT_MAX:-512} LAT_FACTOR=${LAT_FACTOR:-64}
 REPEAT=${REPEAT:-2} FASTPATHS=${FASTPATHS:-1} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
-FP_LAT_SIZE=${FP_LAT_SIZE:-8} FP_BW_SIZE=${FP_BW_SIZE:-4096}
+FP_LAT_SIZE=${FP_LAT_SIZE:-8} FP_BW_SIZE=${FP_BW_SIZE:-4096} FP_BIG_SIZE=${FP_BIG_SIZE:-1048576}
 sweep() { local s=$1 out=; while ((s <= $2)); do out+="$s "; s=$((s * $3)); done; echo "${out% }"; }
 bw_sizes=$(sweep "$BW_MIN" "$BW_MAX" "$BW_FACTOR")
 lat_sizes=$(sweep "$LAT_MIN" "$LAT_MAX" "$LAT_FACTOR")
@@ -51,7 +51,7 @@ set +e
 "$top/tests/softroce/vm.sh" --share "$res" --timeout "$GUEST_TIMEOUT" \
   --env "BW_SIZES=$bw_sizes" --env "BW_FACTOR=$BW_FACTOR" \
   --env "LAT_SIZES=$lat_sizes" --env "LAT_FACTOR=$LAT_FACTOR" --env "REPEAT=$REPEAT" \
-  --env "FASTPATHS=$FASTPATHS" --env "FP_LAT_SIZE=$FP_LAT_SIZE" --env "FP_BW_SIZE=$FP_BW_SIZE" \
+  --env "FASTPATHS=$FASTPATHS" --env "FP_LAT_SIZE=$FP_LAT_SIZE" --env "FP_BW_SIZE=$FP_BW_SIZE" --env "FP_BIG_SIZE=$FP_BIG_SIZE" \
   --env "WINDOW=$WINDOW" --env "BW_ITERS=$BW_ITERS" --env "LAT_ITERS=$LAT_ITERS" \
   -- bash "$top/tests/softroce/bench_guest.sh" /results/raw /results/gdrbench \
   2>&1 | tee "$res/guest-output.txt"
@@ -63,6 +63,6 @@ py=
 for p in /usr/bin/python3 python3; do "$p" -c 'import h5py' 2>/dev/null && { py=$p; break; }; done
 [[ -n $py ]] || { echo "no python3 with h5py (apt-get install python3-h5py)" >&2; exit 2; }
 "$py" "$top/jobs/bench_verbs_table.py" "$res/raw" "$bw_sizes" "$lat_sizes" "$WINDOW" "$REPEAT" \
-  "$FP_LAT_SIZE" "$FP_BW_SIZE" | tee "$res/table.txt"
+  "$FP_LAT_SIZE" "$FP_BW_SIZE" "$FP_BIG_SIZE" | tee "$res/table.txt"
 echo "raw outputs: $res/raw  table: $res/table.txt"
 exit "$rc"

@@ -26,7 +26,9 @@
 #   FASTPATHS             1: also each fast path off against the default, at
 #                         FP_LAT_SIZE (latency, imm: inline) and FP_BW_SIZE
 #                         (bw: write with signaling / postlist off, imm with
-#                         receive batches off)
+#                         receive batches off); and GDR_VERBS_WAIT=event
+#                         against spinning (latency imm, bw write at
+#                         FP_BW_SIZE and FP_BIG_SIZE)
 #   SERVER_DEV CLIENT_DEV perftest server / client device; gdrbench rank 1 /
 #                         rank 0, so the data flows CLIENT_DEV -> SERVER_DEV
 #                         in both tools (rank 0 is the bw sender)
@@ -39,7 +41,7 @@ root=$1 gdr=$2
 : "${BW_SIZES:?}" "${LAT_SIZES:?}" "${BW_FACTOR:?}" "${LAT_FACTOR:?}"
 : "${WINDOW:=64}" "${BW_ITERS:=10}" "${LAT_ITERS:=1000}" "${REPEAT:=2}" "${FASTPATHS:=1}"
 : "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe1}" "${WARMUP:=1}"
-: "${FP_LAT_SIZE:=8}" "${FP_BW_SIZE:=4096}"
+: "${FP_LAT_SIZE:=8}" "${FP_BW_SIZE:=4096}" "${FP_BIG_SIZE:=1048576}"
 port=18600
 status=0
 stamp() { echo "[$(date +%T)] $*"; }
@@ -133,6 +135,11 @@ for rep in $(seq 1 "$REPEAT"); do
       gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_imm_on" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_RECV_BATCH=0 -- "$out/fp_bw_imm_norecvbatch" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      # Waiting on a completion channel (GDR_VERBS_WAIT=event) against spinning.
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_event" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run -- "$out/fp_bw_write_big_on" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_big_event" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
     }
   fi
 done
