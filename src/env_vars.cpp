@@ -71,12 +71,22 @@ std::string program(std::string_view v) {
   return access(p.c_str(), X_OK) == 0 ? "" : "want an executable python3";
 }
 
+std::string verbs_mode(std::string_view v) {
+  return v == "imm" || v == "write" || v == "poll" ? "" : "want imm, write or poll";
+}
+std::string verbs_wait(std::string_view v) { return v == "poll" || v == "event" ? "" : "want poll or event"; }
+
 constexpr EnvVar kVars[] = {
     {"GDR_STAGE_CHUNK", "staged path: bytes per pinned host chunk", stage_chunk},
     {"GDR_STAGE_SLOTS", "staged path: pinned chunks in flight per peer and direction", whole<2, 1024>},
     {"GDR_UCX_CUDA_MAX_SENDS", "ucx: device-memory sends in flight per peer (0 = no cap)",
      whole<0, 1000000>},
     {"GDR_UCX_PASS_MEMH", "ucx: pass the registration handle on operations (0 or 1; UCX API >= 1.15)", whole<0, 1>},
+    {"GDR_VERBS_MODE", "verbs: --verbs-mode when not given", verbs_mode},
+    {"GDR_VERBS_WAIT", "verbs: spin on the completion queue, or sleep on its channel", verbs_wait},
+    {"GDR_VERBS_INLINE", "verbs: inline small sends (measuring switch)", whole<0, 1>},
+    {"GDR_VERBS_POSTLIST", "verbs: one doorbell per batch of sends (measuring switch)", whole<0, 1>},
+    {"GDR_VERBS_RECV_BATCH", "verbs: repost receives in batches (measuring switch)", whole<0, 1>},
     {"GDR_VERBS_HCA", "verbs: RDMA device when --hca is not given", hca},
     {"GDR_VERBS_GID_INDEX", "verbs: GID index when --gid-index is not given", whole<0, 65535>},
     {"GDR_VERBS_RETRY_CNT", "verbs: queue-pair retry count", whole<0, 7>},

@@ -119,6 +119,7 @@ class Hdf5Sink final : public ResultSink {
     attr_num(g, "reference", c.reference ? 1 : 0);
     attr_str(g, "mem", std::string(mem_name(c.mem)));
     attr_str(g, "path", std::string(path_name(c.path)));
+    if (!r.transport_mode.empty()) attr_str(g, "transport_mode", r.transport_mode);
     attr_str(g, "dtype", c.has_dtype ? std::string(dtype_name(c.dtype)) : "byte");
     attr_str(g, "op", c.has_dtype ? std::string(op_name(c.op)) : "none");
     attr_num(g, "ranks", r.ranks);

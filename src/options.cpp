@@ -88,6 +88,10 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
   sub.add_option("--hca", a.hca,
                  "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)");
   sub.add_option("--gid-index", a.gid_index, "verbs: GID index (default: first RoCE v2 GID)");
+  sub.add_option("--verbs-mode", a.verbs_mode,
+                 "verbs: how data lands: imm (WRITE WITH IMM, receiver polls its CQ), write (plain "
+                 "WRITEs, one immediate per window), poll (plain WRITEs, receiver polls the last "
+                 "byte; device memory falls back to imm); default imm");
   sub.add_option("--stage-chunk", a.stage_chunk, "staged path: bytes per pinned host chunk")->capture_default_str();
 }
 
@@ -211,6 +215,9 @@ RunOptions validate(const RunArgs& a) {
       throw UsageError(fmt::format("--hca '{}': the port after ':' must be a number from 1", a.hca));
   }
   o.hca = a.hca;
+  if (!a.verbs_mode.empty() && a.verbs_mode != "imm" && a.verbs_mode != "write" && a.verbs_mode != "poll")
+    throw UsageError(fmt::format("--verbs-mode '{}': use imm, write or poll", a.verbs_mode));
+  o.verbs_mode = a.verbs_mode;
   o.stage_chunk_bytes = parse_size(a.stage_chunk, "--stage-chunk");
   o.output = a.output;
   o.json = a.json;

@@ -40,6 +40,7 @@ struct RunArgs {
   std::string stage_chunk = "4M";
   std::string hca;
   int gid_index = -1;
+  std::string verbs_mode;
 };
 
 // Validated, typed options.
@@ -69,6 +70,7 @@ struct RunOptions {
   std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk
   std::string hca;     // verbs: "DEV[:PORT]", empty = closest to the GPU / first active
   int gid_index = -1;  // verbs: -1 = first RoCE v2 GID
+  std::string verbs_mode;  // verbs: imm | write | poll; empty = GDR_VERBS_MODE, else imm
 };
 
 // Adds the `run` options to `sub`, writing into `args`.

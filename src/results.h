@@ -27,6 +27,7 @@ struct CaseRecord {
   double peak_gbps = 0;     // 0: no limit known (then peak_why says why)
   double pct_peak = 0;      // busbw / peak x 100 (bibw: against 2 x peak)
   std::string peak_source, peak_why;
+  std::string transport_mode;  // Transport::mode() of the row (verbs: imm|write|poll); empty: none
 };
 
 // Fills slowest, algbw and busbw from times and the test's factors.

@@ -245,9 +245,10 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
 #endif
   staging_config().chunk_bytes = opt.stage_chunk_bytes;
 #ifdef GDR_HAVE_VERBS
-  if (!opt.hca.empty() || opt.gid_index >= 0 || opt.device >= 0) {
+  if (!opt.hca.empty() || opt.gid_index >= 0 || opt.device >= 0 || !opt.verbs_mode.empty()) {
     VerbsOptions v = verbs_options();
     if (!opt.hca.empty()) v.hca = opt.hca;
+    if (!opt.verbs_mode.empty()) v.mode = opt.verbs_mode;
     if (opt.gid_index >= 0) v.gid_index = opt.gid_index;
     if (opt.device >= 0) v.cuda_device = opt.device;
     set_verbs_options(v);

@@ -394,6 +394,7 @@ class Sweep {
     CaseRecord rec;
     rec.params = ran;
     rec.ranks = boot_.size();
+    if (lane.transport) rec.transport_mode = lane.transport->mode(c.mem);
     if (boot_.rank() != 0) {
       record_path(boot_, lane.transport, rec, copies_);  // collective
       return rec;

@@ -39,7 +39,9 @@ class TableSink final : public ResultSink {
                "{:>8.2f} {:>8.2f} {:>6} {:>7} {:>7}\n",
                c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
                c.has_dtype ? op_name(c.op) : "-", test, transport, mem_name(c.mem),
-               fmt::format("{}{}", path_name(c.path), r.via_host ? "!" : ""), r.slowest.mean * 1e6,
+               fmt::format("{}{}{}", path_name(c.path), r.transport_mode.empty() ? "" : "/" + r.transport_mode,
+                           r.via_host ? "!" : ""),
+               r.slowest.mean * 1e6,
                r.slowest.min * 1e6, r.slowest.max * 1e6, r.algbw_gbps, r.busbw_gbps,
                r.peak_gbps > 0 ? fmt::format("{:.1f}", r.pct_peak) : "-",
                c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-", speedup(r));

@@ -81,6 +81,9 @@ class Transport {
   // Makes progress; true once `req` has completed (then it is forgotten).
   // Throws RunError naming the peer when the operation failed.
   virtual bool test(const Request& req) = 0;
+  // How this transport moves `k` memory, when it has several ways (verbs:
+  // imm, write, poll); stored with each row. Empty: one way only.
+  virtual std::string mode(MemKind) const { return {}; }
   // Facts to store with the results ("ucx.version" -> "1.13.1", registration mode...).
   virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
   // What moves `bytes` of `mem` memory to `peer` (after connect()); empty

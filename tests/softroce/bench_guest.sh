@@ -1,9 +1,18 @@
 #!/bin/bash
 # Guest side of jobs/bench_verbs_vs_perftest.sh: runs inside ONE Soft-RoCE
-# guest (vm.sh) perftest's ib_write_bw / ib_write_lat and gdrbench's verbs bw /
-# latency on the same devices and sizes, and leaves the raw outputs in OUT.
+# guest (vm.sh) each gdrbench verbs mode beside the perftest tool of the same
+# shape, on the same devices and sizes, REPEAT times, and leaves the raw
+# outputs in OUT/rep<R>/.
 #
 #   bench_guest.sh OUT GDRBENCH
+#
+# Like with like (--verbs-mode, transports/verbs/README.md#modes):
+#   ib_write_lat  <-> latency --verbs-mode poll   (receiver polls the last byte)
+#   ib_send_lat   <-> latency --verbs-mode imm    (receiver polls its CQ)
+#   ib_write_bw   <-> bw --verbs-mode write       (receiver idle, one immediate per window)
+#   ib_send_bw    <-> bw --verbs-mode imm         (a completion per message)
+# Each pair runs back to back (perftest, then gdrbench), so a change of load
+# on the host hits both alike.
 #
 # Settings come from the environment (the host script sets them):
 #   BW_SIZES, LAT_SIZES   sizes in bytes, space separated (each list geometric
@@ -13,23 +22,26 @@
 #   BW_ITERS              gdrbench bw iterations (perftest -n = BW_ITERS*WINDOW,
 #                         the same number of messages)
 #   LAT_ITERS             latency exchanges, both tools
+#   REPEAT                how many times the whole set runs (the spread)
+#   FASTPATHS             1: also each fast path off against the default, at
+#                         FP_LAT_SIZE (latency, imm: inline) and FP_BW_SIZE
+#                         (bw: write with signaling / postlist off, imm with
+#                         receive batches off); and GDR_VERBS_WAIT=event
+#                         against spinning (latency imm, bw write at
+#                         FP_BW_SIZE and FP_BIG_SIZE)
 #   SERVER_DEV CLIENT_DEV perftest server / client device; gdrbench rank 1 /
 #                         rank 0, so the data flows CLIENT_DEV -> SERVER_DEV
 #                         in both tools (rank 0 is the bw sender)
-#   DIAG_SIZE             if set, also ib_write_bw at this size with a busy
-#                         loop on the other vCPU (a receiver that spins, as
-#                         gdrbench's does, while ib_write_bw's server sleeps)
-#                         and ib_send_bw (its server polls its CQ)
-# Files: perftest_{bw,lat}_SIZE.{client,server}.txt, gdr_{bw,lat}.{jsonl,h5,txt},
-# diag_{write_bw_spin,send_bw}_SIZE.*.txt.
+# Files per repeat: perftest_<tool>_<size>.{client,server}.txt,
+# gdr_<lat|bw>_<mode>.{h5,txt}, fp_<name>.{h5,txt}.
 # perftest converts its rdtsc cycles with a CPU MHz it estimates; under
 # emulation that estimate sometimes fails (inf/nan in the row): rerun then.
 set -uo pipefail
-out=$1 gdr=$2
+root=$1 gdr=$2
 : "${BW_SIZES:?}" "${LAT_SIZES:?}" "${BW_FACTOR:?}" "${LAT_FACTOR:?}"
-: "${WINDOW:=64}" "${BW_ITERS:=10}" "${LAT_ITERS:=1000}"
+: "${WINDOW:=64}" "${BW_ITERS:=10}" "${LAT_ITERS:=1000}" "${REPEAT:=2}" "${FASTPATHS:=1}"
 : "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe1}" "${WARMUP:=1}"
-mkdir -p "$out"
+: "${FP_LAT_SIZE:=8}" "${FP_BW_SIZE:=4096}" "${FP_BIG_SIZE:=1048576}"
 port=18600
 status=0
 stamp() { echo "[$(date +%T)] $*"; }
@@ -68,45 +80,68 @@ perftest() {  # tool size file-stem args...
 first() { echo "$1"; }
 last() { echo "${!#}"; }
 
-stamp "perftest ib_write_lat: sizes $LAT_SIZES, -n $LAT_ITERS"
-for s in $LAT_SIZES; do
-  perftest ib_write_lat "$s" "$out/perftest_lat_$s" -n "$LAT_ITERS"
-  grep -E "^ +$s +" "$out/perftest_lat_$s.client.txt" || true
-done
-
 # gdrbench: rank 0 on CLIENT_DEV (sender of bw, initiator of latency), rank 1
-# on SERVER_DEV, one app context per rank (as run.sh --hcas does).
-gdr_run() {  # stem args...
+# on SERVER_DEV, one app context per rank (as run.sh --hcas does). Extra
+# environment (a fast path off) goes first: NAME=VALUE... -- stem args...
+gdr_run() {
+  local envs=()
+  while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+  shift
   local stem=$1; shift
   timeout 240 mpirun --allow-run-as-root \
-    -np 1 env GDR_VERBS_HCA="$CLIENT_DEV" "$gdr" run "$@" --output "$stem.h5" --json "$stem.jsonl" : \
-    -np 1 env GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5" --json "$stem.jsonl" \
+    -np 1 env "${envs[@]}" GDR_VERBS_HCA="$CLIENT_DEV" "$gdr" run "$@" --output "$stem.h5" : \
+    -np 1 env "${envs[@]}" GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5" \
     >"$stem.txt" 2>&1 || { stamp "FAILED: gdrbench $* (see $stem.txt)"; status=1; }
-  cat "$stem.txt"
+  grep -E "latency:|bw:" "$stem.txt"
 }
-# shellcheck disable=SC2086
-stamp "gdrbench latency: sizes $LAT_SIZES, -n $LAT_ITERS"
-gdr_run "$out/gdr_lat" -T verbs -t latency --gid-index 0 --reference none \
-  -b "$(first $LAT_SIZES)" -e "$(last $LAT_SIZES)" -f "$LAT_FACTOR" -n "$LAT_ITERS" -w 20
-stamp "perftest ib_write_bw: sizes $BW_SIZES, -t $WINDOW, -n $((BW_ITERS * WINDOW))"
-for s in $BW_SIZES; do
-  perftest ib_write_bw "$s" "$out/perftest_bw_$s" -t "$WINDOW" -n "$((BW_ITERS * WINDOW))"
-  grep -E "^ +$s +" "$out/perftest_bw_$s.client.txt" || true
-done
+lat_args() { echo -T verbs -t latency --gid-index 0 --reference none -n "$LAT_ITERS" -w 20; }
+bw_args() { echo -T verbs -t bw --gid-index 0 --reference none --window "$WINDOW" -n "$BW_ITERS" -w "$WARMUP"; }
 
-# shellcheck disable=SC2086
-stamp "gdrbench bw: sizes $BW_SIZES, --window $WINDOW, -n $BW_ITERS"
-gdr_run "$out/gdr_bw" -T verbs -t bw --gid-index 0 --reference none --window "$WINDOW" \
-  -b "$(first $BW_SIZES)" -e "$(last $BW_SIZES)" -f "$BW_FACTOR" -n "$BW_ITERS" -w "$WARMUP"
-if [[ -n ${DIAG_SIZE:-} ]]; then
-  stamp "diagnostic: ib_write_bw -s $DIAG_SIZE with a busy loop beside it; ib_send_bw -s $DIAG_SIZE"
-  sh -c 'while :; do :; done' &
-  spin=$!
-  perftest ib_write_bw "$DIAG_SIZE" "$out/diag_write_bw_spin_$DIAG_SIZE" -t "$WINDOW" -n "$((BW_ITERS * WINDOW))"
-  kill "$spin"; wait "$spin" 2>/dev/null
-  grep -E "^ +$DIAG_SIZE +" "$out/diag_write_bw_spin_$DIAG_SIZE.client.txt" || true
-  perftest ib_send_bw "$DIAG_SIZE" "$out/diag_send_bw_$DIAG_SIZE" -t "$WINDOW" -n "$((BW_ITERS * WINDOW))"
-  grep -E "^ +$DIAG_SIZE +" "$out/diag_send_bw_$DIAG_SIZE.client.txt" || true
-fi
+for rep in $(seq 1 "$REPEAT"); do
+  out=$root/rep$rep
+  mkdir -p "$out"
+  stamp "repeat $rep of $REPEAT"
+  for pair in "ib_write_lat poll" "ib_send_lat imm"; do
+    read -r tool mode <<<"$pair"
+    stamp "$tool: sizes $LAT_SIZES, -n $LAT_ITERS; then gdrbench latency --verbs-mode $mode"
+    for s in $LAT_SIZES; do
+      perftest "$tool" "$s" "$out/perftest_${tool}_$s" -n "$LAT_ITERS"
+      grep -E "^ +$s +" "$out/perftest_${tool}_$s.client.txt" || true
+    done
+    # shellcheck disable=SC2046
+    gdr_run -- "$out/gdr_lat_$mode" $(lat_args) --verbs-mode "$mode" \
+      -b "$(first $LAT_SIZES)" -e "$(last $LAT_SIZES)" -f "$LAT_FACTOR"
+  done
+  for pair in "ib_write_bw write" "ib_send_bw imm"; do
+    read -r tool mode <<<"$pair"
+    stamp "$tool: sizes $BW_SIZES, -t $WINDOW, -n $((BW_ITERS * WINDOW)); then gdrbench bw --verbs-mode $mode"
+    for s in $BW_SIZES; do
+      perftest "$tool" "$s" "$out/perftest_${tool}_$s" -t "$WINDOW" -n "$((BW_ITERS * WINDOW))"
+      grep -E "^ +$s +" "$out/perftest_${tool}_$s.client.txt" || true
+    done
+    # shellcheck disable=SC2046
+    gdr_run -- "$out/gdr_bw_$mode" $(bw_args) --verbs-mode "$mode" \
+      -b "$(first $BW_SIZES)" -e "$(last $BW_SIZES)" -f "$BW_FACTOR"
+  done
+  if [[ $FASTPATHS == 1 ]]; then
+    # Each fast path off, right after the same shape with all on.
+    stamp "fast paths: latency imm at $FP_LAT_SIZE B, bw at $FP_BW_SIZE B, each on then off"
+    # shellcheck disable=SC2046
+    {
+      gdr_run -- "$out/fp_lat_on" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_INLINE=0 -- "$out/fp_lat_noinline" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run -- "$out/fp_bw_write_on" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run GDR_VERBS_SIGNAL_EVERY=1 -- "$out/fp_bw_write_signal_all" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run -- "$out/fp_bw_imm_on" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run GDR_VERBS_RECV_BATCH=0 -- "$out/fp_bw_imm_norecvbatch" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      # Waiting on a completion channel (GDR_VERBS_WAIT=event) against spinning.
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_event" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run -- "$out/fp_bw_write_big_on" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_big_event" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+    }
+  fi
+done
 stamp "done (status $status)"
 exit $status

@@ -2,7 +2,7 @@
 """Checks a gdrbench HDF5 result file written inside the Soft-RoCE guest.
 
   check_h5.py FILE --ranks N --transport verbs [--min-cases K] [--test T]...
-              [--expect-failure REGEX] [--fact KEY=REGEX]... [--path REGEX] [--peak GBPS]
+              [--expect-failure REGEX] [--fact KEY=REGEX]... [--path REGEX] [--peak GBPS] [--mode MODE]
 
 Fails (exit 1, one line per problem) unless the run completed, every case
 has #wrong == 0 and a times dataset of shape [ranks, iters] with a finite
@@ -33,6 +33,8 @@ def main():
                     help="a stored fact that must match REGEX")
     ap.add_argument("--path", metavar="REGEX", help="path_taken every case of the transport must match")
     ap.add_argument("--peak", type=float, metavar="GBPS", help="peak_gbps every case of the transport must have")
+    ap.add_argument("--mode", help="the transport_mode every row of the transport must carry "
+                                   "(verbs --verbs-mode: imm, write, poll)")
     a = ap.parse_args()
     problems = []
     with h5py.File(a.file, "r") as f:
@@ -71,6 +73,9 @@ def main():
                 problems.append(f"{label}: no rank has a full row of positive times")
             if at.get("transport") == a.transport and not at.get("reference"):
                 ours += 1
+                if a.mode and at.get("transport_mode") != a.mode:
+                    problems.append(f"{label}: transport_mode {at.get('transport_mode')!r}, "
+                                    f"want {a.mode!r}")
                 tests.add(at.get("test"))
                 if a.path and not re.fullmatch(a.path, str(at.get("path_taken"))):
                     problems.append(f"{label}: path_taken {at.get('path_taken')!r}, want {a.path!r}")

@@ -176,3 +176,34 @@ TEST(VerbsDmabuf, RangeIsPageAligned) {
   EXPECT_EQ(r.size, 0x3000u);
   EXPECT_EQ(r.offset, 0u);
 }
+
+TEST(VerbsMode, ParsesTheThreeModes) {
+  EXPECT_EQ(parse_mode("imm"), Mode::imm);
+  EXPECT_EQ(parse_mode("write"), Mode::write);
+  EXPECT_EQ(parse_mode("poll"), Mode::poll);
+  EXPECT_STREQ(mode_name(Mode::write), "write");
+  EXPECT_THROW(parse_mode("Poll"), gdr::UsageError);
+  EXPECT_THROW(parse_mode(""), gdr::UsageError);
+}
+
+// A completion every `every` WRs, and always at the end of a batch: the
+// send queue (depth 256) never holds more than `every` unsignaled WRs.
+TEST(VerbsSignals, EveryNthAndTheLastOfABatch) {
+  SignalPolicy s(4);
+  int signaled = 0;
+  for (int i = 0; i < 12; ++i) signaled += s.signal(false);
+  EXPECT_EQ(signaled, 3);
+  EXPECT_FALSE(s.signal(false));
+  EXPECT_TRUE(s.signal(true));   // the batch ends: signaled, and the count restarts
+  EXPECT_FALSE(s.signal(false));
+  EXPECT_FALSE(s.signal(false));
+  EXPECT_FALSE(s.signal(false));
+  EXPECT_TRUE(s.signal(false));
+  SignalPolicy every(1);  // GDR_VERBS_SIGNAL_EVERY=1: selective signaling off
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(every.signal(false));
+}
+
+// The sentinel differs from the byte it replaces, for every byte value.
+TEST(VerbsPoll, SentinelNeverEqualsTheStaleByte) {
+  for (int b = 0; b < 256; ++b) EXPECT_NE(sentinel_for(static_cast<std::uint8_t>(b)), b);
+}

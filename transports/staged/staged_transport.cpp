@@ -118,6 +118,9 @@ class StagedTransport final : public Transport {
     return true;
   }
 
+  // The wire carries pinned host memory, so the inner transport's host mode.
+  std::string mode(MemKind) const override { return inner_->mode(MemKind::host); }
+
   std::vector<std::pair<std::string, std::string>> describe() const override {
     auto facts = inner_->describe();
     facts.emplace_back("staged.chunk_bytes", std::to_string(cfg_.chunk_bytes));

@@ -43,6 +43,20 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   // rnr_retry), so a dead peer would never be reported there: use 6.
   retry_cnt_ = env_int("GDR_VERBS_RETRY_CNT", da.vendor_id == kRxeVendorId ? 6 : 7, 0, 7);
   qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", 14, 1, 31);  // 4.096 us * 2^14 = 67 ms a try
+  mode_ = parse_mode(verbs_options().mode);
+  // The fast paths, on by default; 0 turns one off to measure what it gives.
+  want_inline_ = env_int("GDR_VERBS_INLINE", 1, 0, 1) ? kWantInline : 0;
+  postlist_ = env_int("GDR_VERBS_POSTLIST", 1, 0, 1);
+  recv_batch_ = env_int("GDR_VERBS_RECV_BATCH", 1, 0, 1);
+  // Waiting: spin on the CQ (poll, default), or after kSpinPolls empty polls
+  // sleep on a completion channel (event, as perftest -e).
+  if (const char* w = std::getenv("GDR_VERBS_WAIT"); w && *w) {
+    if (std::strcmp(w, "event") == 0) wait_event_ = true;
+    else if (std::strcmp(w, "poll") != 0)
+      throw UsageError(fmt::format("GDR_VERBS_WAIT={}: want poll or event", w));
+  }
+  signal_every_ = static_cast<std::uint32_t>(
+      env_int("GDR_VERBS_SIGNAL_EVERY", kSignalEvery, 1, static_cast<int>(send_depth_ / 2)));
   mailbox_ = std::make_unique<HostMr>(dev_->pd, sizeof(std::uint64_t) * boot.size(), kAccess,
                                       boot.me());
   remote_.resize(boot.size());
@@ -53,7 +67,11 @@ VerbsTransport::~VerbsTransport() {
     if (p->qp) ibv_destroy_qp(p->qp);
     p->slots.reset();
   }
-  if (cq_) ibv_destroy_cq(cq_);
+  if (cq_) {
+    if (cq_events_) ibv_ack_cq_events(cq_, cq_events_);
+    ibv_destroy_cq(cq_);
+  }
+  if (channel_) ibv_destroy_comp_channel(channel_);
 }
 
 // One CQ for every queue pair, big enough for all their send and receive WQEs.
@@ -66,7 +84,10 @@ void VerbsTransport::ensure_cq(std::size_t npeers) {
       throw RunError(fmt::format("{}: verbs: ibv_resize_cq({} -> {}): {}", boot_.me(), cq_size_,
                                  want, std::strerror(errno)));
   } else {
-    cq_ = ibv_create_cq(dev_->ctx, want, nullptr, nullptr, 0);
+    if (wait_event_ && !(channel_ = ibv_create_comp_channel(dev_->ctx)))
+      throw RunError(fmt::format("{}: verbs: ibv_create_comp_channel on {}: {}", boot_.me(),
+                                 port_.device, std::strerror(errno)));
+    cq_ = ibv_create_cq(dev_->ctx, want, nullptr, channel_, 0);
     if (!cq_)
       throw RunError(fmt::format("{}: verbs: ibv_create_cq({}) on {}: {}", boot_.me(), want,
                                  port_.device, std::strerror(errno)));
@@ -82,13 +103,21 @@ std::unique_ptr<VerbsTransport::Peer> VerbsTransport::create_peer(int rank) {
                                       IBV_ACCESS_LOCAL_WRITE, boot_.me());
   p->credits = CreditWindow(recv_depth_);
   p->reposts = RepostCounter(std::min(kAnnounceBatch, recv_depth_ / 4));
+  p->signals = SignalPolicy(signal_every_);
   ibv_qp_init_attr a{};
   a.send_cq = a.recv_cq = cq_;
   a.qp_type = IBV_QPT_RC;
   a.cap.max_send_wr = send_depth_;
   a.cap.max_recv_wr = recv_depth_;
   a.cap.max_send_sge = a.cap.max_recv_sge = 1;
+  a.cap.max_inline_data = want_inline_;
   p->qp = ibv_create_qp(dev_->pd, &a);
+  if (!p->qp && want_inline_) {  // a device without inline sends: go without
+    a.cap.max_inline_data = 0;
+    p->qp = ibv_create_qp(dev_->pd, &a);
+  }
+  // What the device granted (it may round up); every QP asks the same.
+  if (p->qp) max_inline_ = a.cap.max_inline_data;
   if (!p->qp)
     throw RunError(fmt::format("{}: verbs: ibv_create_qp(RC, for {}) on {}: {}", boot_.me(),
                                boot_.who(rank), port_.device, std::strerror(errno)));
@@ -106,7 +135,10 @@ void VerbsTransport::to_init(Peer& p) {
     throw RunError(fmt::format("{}: verbs: ibv_modify_qp(INIT, for {}): {}", boot_.me(),
                                boot_.who(p.rank), std::strerror(e)));
   // Receives may be posted in INIT, so the peer's first message finds one.
-  for (std::uint32_t i = 0; i < recv_depth_; ++i) post_recv_slot(p, i);
+  std::vector<std::uint32_t> all(recv_depth_);
+  for (std::uint32_t i = 0; i < recv_depth_; ++i) all[i] = i;
+  post_recv_slots(p, all.data(), all.size(), false);
+  if (!p.error.empty()) throw RunError(p.error);
 }
 
 void VerbsTransport::to_rtr_rts(Peer& p, const WireEndpoint& ep, std::uint32_t qpn,

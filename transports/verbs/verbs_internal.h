@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "verbs_logic.h"
 #include "verbs_transport.h"
@@ -39,13 +40,16 @@ struct WireRegion {
   std::uint32_t rkey, ok;
 };
 
-// A clear-to-send: "write your next message to me here".
+// A clear-to-send: "write your next message to me here". `flags`: bit 0 set
+// when the receiver polls the range's last byte (poll mode), bits 8-15 the
+// sentinel it stored there.
 struct CtlMsg {
   std::uint32_t magic;
   std::uint32_t region;
   std::uint64_t offset, length;
-  std::uint32_t seq, pad;
+  std::uint32_t seq, flags;
 };
+constexpr std::uint32_t kCtsPoll = 1;
 constexpr std::uint32_t kCtsMagic = 0x67647243;  // "gdrC"
 constexpr std::size_t kSlotBytes = 64;
 static_assert(sizeof(CtlMsg) <= kSlotBytes);
@@ -54,6 +58,10 @@ constexpr std::uint32_t kSendDepth = 256;
 constexpr std::uint32_t kRecvDepth = 256;
 constexpr std::uint32_t kAnnounceBatch = 32;
 constexpr std::uint64_t kMaxChunk = 1ull << 30;
+constexpr std::uint32_t kWantInline = 220;      // perftest's default for RC
+constexpr std::uint32_t kSignalEvery = 32;      // selective signaling: sq depth / 8
+constexpr int kSpinPolls = 64;                  // GDR_VERBS_WAIT=event: empty polls before sleeping
+constexpr int kSleepMs = 1;  // the longest sleep: credits and poll-mode data make no completion
 constexpr std::uint32_t kRxeVendorId = 0xffffff;  // Soft-RoCE
 constexpr std::uint32_t kSiwVendorId = 0x626d74;  // soft iWARP ("bmt")
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
@@ -66,6 +74,15 @@ inline std::uint64_t wr_id(Wr k, std::size_t peer, std::uint32_t slot) {
 inline Wr wr_kind(std::uint64_t id) { return static_cast<Wr>(id >> 56); }
 inline std::size_t wr_peer(std::uint64_t id) { return (id >> 24) & 0xffffffffu; }
 inline std::uint32_t wr_slot(std::uint64_t id) { return id & 0xffffffu; }
+inline const char* wr_name(Wr k) {
+  switch (k) {
+    case Wr::recv: return "receive";
+    case Wr::ctl: return "SEND (clear-to-send)";
+    case Wr::data: return "RDMA WRITE (data)";
+    case Wr::credit: return "RDMA WRITE (credits)";
+  }
+  return "?";
+}
 
 // ---- state ----
 
@@ -78,7 +95,17 @@ struct VerbsTransport::Op {
   bool matched = false;  // send: has its clear-to-send
   std::uint64_t raddr = 0;
   std::uint32_t rkey = 0;
+  bool poll = false;          // recv: arrival seen in the last byte; send: the peer polls so
+  std::uint8_t sentinel = 0;  // what that last byte holds until the data lands
   bool done = false;
+};
+
+// A send WR posted and not yet reaped: its posting index (in wr_id) tells
+// which unsignaled WRs a signaled completion covers.
+struct SqEntry {
+  Wr kind;
+  std::uint64_t op;
+  std::uint32_t index;
 };
 
 struct VerbsTransport::Peer {
@@ -93,7 +120,12 @@ struct VerbsTransport::Peer {
   CreditWindow credits;
   RepostCounter reposts;
   std::uint64_t sq_posted = 0;
-  std::deque<std::pair<Wr, std::uint64_t>> sq;  // posted send WRs (kind, op), completed in order
+  std::deque<SqEntry> sq;  // posted send WRs, completed in order
+  SignalPolicy signals;
+  // WRs built by pump(), posted by flush() (one doorbell with postlist).
+  std::vector<ibv_send_wr> batch;
+  std::vector<ibv_sge> batch_sge;
+  std::vector<std::uint32_t> repost;  // receive slots consumed, reposted after a CQ pass
   std::deque<std::uint64_t> recv_unadvertised, recv_advertised, sends_unposted;
   std::deque<CtlMsg> cts;
   std::uint32_t send_seq = 0, recv_seq = 0, my_psn = 0;

@@ -74,6 +74,22 @@ std::optional<GidEntry> choose_gid(const std::vector<GidEntry>& table) {
   return best;
 }
 
+Mode parse_mode(std::string_view s) {
+  if (s == "imm") return Mode::imm;
+  if (s == "write") return Mode::write;
+  if (s == "poll") return Mode::poll;
+  throw UsageError(fmt::format("--verbs-mode '{}': use imm, write or poll", s));
+}
+
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::imm: return "imm";
+    case Mode::write: return "write";
+    case Mode::poll: return "poll";
+  }
+  return "?";
+}
+
 int mtu_bytes(int ibv_mtu) {
   return ibv_mtu >= 1 && ibv_mtu <= 5 ? 128 << ibv_mtu : 0;
 }

@@ -81,6 +81,48 @@ class RepostCounter {
   std::uint64_t reposted_ = 0, announced_ = 0;
 };
 
+// How the receiver learns that a message arrived (--verbs-mode):
+//  imm:   every chunk is an RDMA WRITE WITH IMM; the receiver polls its CQ
+//         (the shape of ib_send_bw / ib_send_lat).
+//  write: plain RDMA WRITEs; only the last message of each burst the sender
+//         posts carries an immediate, which completes every receive up to it
+//         (RC places WRITEs in order): one completion per window, as
+//         ib_write_bw's passive receiver.
+//  poll:  plain RDMA WRITEs; the receiver polls the last byte of its buffer,
+//         which it set to a sentinel before advertising it (ib_write_lat). Host
+//         memory only: a receive into device memory falls back to imm.
+enum class Mode { imm, write, poll };
+Mode parse_mode(std::string_view s);  // throws UsageError
+const char* mode_name(Mode m);
+
+// Selective signaling: a send WR asks for a completion when it is the last
+// of a posting batch (someone waits for it) or when `every` WRs have gone
+// unsignaled (the send queue must be reaped before it fills).
+class SignalPolicy {
+ public:
+  explicit SignalPolicy(std::uint32_t every = 1) : every_(every ? every : 1) {}
+  bool signal(bool last_of_batch) {
+    if (last_of_batch || ++unsignaled_ >= every_) {
+      unsignaled_ = 0;
+      return true;
+    }
+    return false;
+  }
+  std::uint32_t every() const { return every_; }
+
+ private:
+  std::uint32_t every_;
+  std::uint32_t unsignaled_ = 0;
+};
+
+// poll mode: the sentinel a receiver stores in the last byte of its range
+// before advertising it: anything but the byte there now, so a stale buffer
+// never reads as arrived. The sender compares its own last byte with it and,
+// when they are equal, sends that message with an immediate instead.
+inline std::uint8_t sentinel_for(std::uint8_t current) {
+  return static_cast<std::uint8_t>(~current);
+}
+
 // A message longer than the largest the devices accept goes as several
 // WRITE WITH IMM chunks; a zero-length message is one empty chunk.
 inline std::size_t chunk_count(std::size_t len, std::size_t chunk) {

@@ -26,6 +26,7 @@ VerbsOptions verbs_options() {
     if (*end != '\0' || v < 0) throw UsageError("GDR_VERBS_GID_INDEX must be a number >= 0");
     o.gid_index = static_cast<int>(v);
   }
+  if (const char* m = std::getenv("GDR_VERBS_MODE"); m && *m) o.mode = m;
   return o;
 }
 

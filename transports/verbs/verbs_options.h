@@ -1,6 +1,6 @@
-// User choices for the verbs transport (--hca, --gid-index). The command line
+// User choices for the verbs transport (--hca, --gid-index, --verbs-mode). The command line
 // fills them in with set_verbs_options(); when it has not, the environment
-// variables GDR_VERBS_HCA and GDR_VERBS_GID_INDEX are read instead.
+// variables GDR_VERBS_HCA, GDR_VERBS_GID_INDEX and GDR_VERBS_MODE are read instead.
 #pragma once
 
 #include <string>
@@ -11,6 +11,7 @@ struct VerbsOptions {
   std::string hca;     // "DEV" or "DEV:PORT"; empty: choose automatically
   int gid_index = -1;  // -1: choose automatically (RoCE only)
   int cuda_device = -1;  // this rank's GPU, for the closest HCA; -1: local rank mod count
+  std::string mode = "imm";  // --verbs-mode: imm, write or poll (verbs_logic.h: Mode)
 };
 
 void set_verbs_options(const VerbsOptions& o);

@@ -50,8 +50,8 @@ Request VerbsTransport::post_send(int peer, MemRegion& r, std::size_t off, std::
   op.seq = p.send_seq++;
   std::uint64_t id = next_op_++;
   ops_.emplace(id, op);
+  // Posted by the next test(): a window's sends then go out together.
   p.sends_unposted.push_back(id);
-  pump(p);
   return Request{id, peer, true, len};
 }
 
@@ -67,16 +67,22 @@ Request VerbsTransport::post_recv(int peer, MemRegion& r, std::size_t off, std::
   std::uint64_t id = next_op_++;
   ops_.emplace(id, op);
   p.recv_unadvertised.push_back(id);
-  pump(p);
+  pump(p);  // the clear-to-send leaves now: the sender should not wait for it
+  flush(p);
   return Request{id, peer, false, len};
 }
 
 bool VerbsTransport::test(const Request& req) {
-  int completions = progress();
   auto it = ops_.find(req.id);
   if (it == ops_.end())
     throw RunError(fmt::format("{}: verbs: test() of an unknown or finished request {}",
                                boot_.me(), req.id));
+  // poll mode: the last byte first, as ib_write_lat; nothing else is on the path.
+  if (!it->second.is_send && it->second.poll && !it->second.done && arrived(it->second, req.id)) {
+    ops_.erase(it);
+    return true;
+  }
+  int completions = progress();
   if (it->second.done) {
     ops_.erase(it);
     return true;
@@ -87,29 +93,80 @@ bool VerbsTransport::test(const Request& req) {
     throw RunError(p.error);
   }
   // A software device (rxe, siw) moves the data in kernel threads and
-  // softirqs; spinning here would starve them of the CPU.
-  if (software_device_ && completions == 0) sched_yield();
+  // softirqs; spinning here would starve them of the CPU. With a completion
+  // channel, sleep once a short spin found nothing; not for a poll-mode
+  // receive, whose arrival makes no completion.
+  if (completions > 0) {
+    idle_polls_ = 0;
+  } else if (wait_event_ && !(it->second.poll && !it->second.is_send)) {
+    if (++idle_polls_ >= kSpinPolls) {
+      idle_polls_ = 0;
+      sleep_on_cq();
+    }
+  } else if (software_device_) {
+    sched_yield();
+  }
   return false;
+}
+
+// poll mode: whether the sender's last byte replaced the sentinel. The
+// receive then leaves the advertised list (a later one may reuse its bytes).
+bool VerbsTransport::arrived(Op& op, std::uint64_t id) {
+  auto* last = reinterpret_cast<std::uint8_t*>(op.region->at(op.off + op.len - 1));
+  if (std::atomic_ref<std::uint8_t>(*last).load(std::memory_order_acquire) == op.sentinel)
+    return false;
+  op.done = true;
+  auto& adv = peers_[op.peer]->recv_advertised;
+  if (auto at = std::find(adv.begin(), adv.end(), id); at != adv.end()) adv.erase(at);
+  return true;
 }
 
 int VerbsTransport::progress() {
   int n = poll_cq();
-  for (auto& p : peers_) pump(*p);
+  for (auto& p : peers_) {
+    pump(*p);
+    flush(*p);
+  }
   return n;
 }
 
-// Posts what flow control allows: credit updates, clear-to-sends, data.
+// A receive is advertised with a clear-to-send. In poll mode a host range
+// gets a sentinel in its last byte first, and waits while an earlier receive
+// still outstanding covers any of its bytes (that one's data would look like
+// this one's arrival). False: not advertised yet.
+bool VerbsTransport::advertise(Peer& p, Op& op, std::uint64_t id) {
+  CtlMsg m{kCtsMagic, op.region->id(), op.off, op.len, op.seq, 0};
+  if (mode_ == Mode::poll && op.len > 0 && op.region->buffer().kind == MemKind::host) {
+    const std::byte* lo = op.region->at(op.off);
+    const std::byte* hi = lo + op.len;
+    for (std::uint64_t other : p.recv_advertised) {
+      const Op& o = ops_.at(other);
+      const std::byte* olo = o.region->at(o.off);
+      if (olo < hi && lo < olo + o.len) return false;
+    }
+    auto* last = reinterpret_cast<std::uint8_t*>(op.region->at(op.off + op.len - 1));
+    std::atomic_ref<std::uint8_t> byte(*last);
+    op.sentinel = sentinel_for(byte.load(std::memory_order_relaxed));
+    byte.store(op.sentinel, std::memory_order_release);
+    op.poll = true;
+    m.flags = kCtsPoll | (std::uint32_t(op.sentinel) << 8);
+  }
+  post_ctl(p, m);
+  p.recv_advertised.push_back(id);
+  return true;
+}
+
+// Builds what flow control allows: credit updates, clear-to-sends, data.
+// flush() posts it.
 void VerbsTransport::pump(Peer& p) {
   if (!p.error.empty()) return;
   auto* box = static_cast<std::uint64_t*>(mailbox_->ptr) + p.rank;
   p.credits.on_returned(std::atomic_ref<std::uint64_t>(*box).load(std::memory_order_acquire));
-  if (p.reposts.should_announce() && !p.sq_full() && !post_credit(p)) return;
+  if (p.reposts.should_announce() && !p.sq_full()) post_credit(p);
 
   while (!p.recv_unadvertised.empty() && p.credits.can_send() && !p.sq_full()) {
-    Op& op = ops_.at(p.recv_unadvertised.front());
-    CtlMsg m{kCtsMagic, op.region->id(), op.off, op.len, op.seq, 0};
-    if (!post_ctl(p, m)) return;
-    p.recv_advertised.push_back(p.recv_unadvertised.front());
+    std::uint64_t id = p.recv_unadvertised.front();
+    if (!advertise(p, ops_.at(id), id)) break;
     p.recv_unadvertised.pop_front();
   }
 
@@ -136,185 +193,20 @@ void VerbsTransport::pump(Peer& p) {
     op.raddr = reg->second.addr + m.offset;
     op.rkey = reg->second.rkey;
     op.nchunks = chunk_count(op.len, p.chunk);
+    op.poll = m.flags & kCtsPoll;
+    op.sentinel = static_cast<std::uint8_t>(m.flags >> 8);
   }
-  while (!p.sends_unposted.empty()) {
+  while (!p.sends_unposted.empty() && p.error.empty()) {
     std::uint64_t id = p.sends_unposted.front();
     Op& op = ops_.at(id);
     if (!op.matched) break;
-    while (op.posted < op.nchunks && p.credits.can_send() && !p.sq_full())
-      if (!post_chunk(p, id, op)) return;
+    // write mode: the burst ends where no matched send follows.
+    bool last_of_burst = p.sends_unposted.size() == 1 || !ops_.at(p.sends_unposted[1]).matched;
+    while (op.posted < op.nchunks && p.credits.can_send() && !p.sq_full() && p.error.empty())
+      post_chunk(p, id, op, last_of_burst);
     if (op.posted < op.nchunks) break;
     p.sends_unposted.pop_front();
   }
-}
-
-// ---- posting ----
-
-namespace {
-const char* wr_name(Wr k) {
-  switch (k) {
-    case Wr::recv: return "receive";
-    case Wr::ctl: return "SEND (clear-to-send)";
-    case Wr::data: return "RDMA WRITE WITH IMM";
-    case Wr::credit: return "RDMA WRITE (credits)";
-  }
-  return "?";
-}
-}  // namespace
-
-void VerbsTransport::post_recv_slot(Peer& p, std::uint32_t slot) {
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(p.recv_slot(slot)), kSlotBytes, p.slots->mr->lkey};
-  ibv_recv_wr wr{};
-  wr.wr_id = wr_id(Wr::recv, p.index, slot);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  ibv_recv_wr* bad = nullptr;
-  if (int e = ibv_post_recv(p.qp, &wr, &bad))
-    fail(p, fmt::format("{}: verbs: ibv_post_recv (from {}): {}", boot_.me(), boot_.who(p.rank),
-                        std::strerror(e)));
-}
-
-bool VerbsTransport::post_ctl(Peer& p, const CtlMsg& m) {
-  std::uint32_t slot = recv_depth_ + static_cast<std::uint32_t>(p.sq_posted % send_depth_);
-  std::memcpy(p.recv_slot(slot), &m, sizeof m);
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(p.recv_slot(slot)), sizeof m, p.slots->mr->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id(Wr::ctl, p.index, 0);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_SEND;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  ibv_send_wr* bad = nullptr;
-  if (int e = ibv_post_send(p.qp, &wr, &bad)) {
-    fail(p, fmt::format("{}: verbs: ibv_post_send(SEND to {}): {}", boot_.me(), boot_.who(p.rank),
-                        std::strerror(e)));
-    return false;
-  }
-  p.credits.on_send();
-  p.sq.emplace_back(Wr::ctl, 0);
-  ++p.sq_posted;
-  return true;
-}
-
-bool VerbsTransport::post_chunk(Peer& p, std::uint64_t id, Op& op) {
-  std::size_t i = op.posted;
-  std::size_t start = i * p.chunk, n = chunk_length(op.len, p.chunk, i);
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(op.region->at(op.off + start)),
-              static_cast<std::uint32_t>(n), op.region->mr()->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id(Wr::data, p.index, 0);
-  wr.sg_list = n ? &sge : nullptr;
-  wr.num_sge = n ? 1 : 0;
-  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.imm_data = htonl(op.seq);
-  wr.wr.rdma.remote_addr = op.raddr + start;
-  wr.wr.rdma.rkey = op.rkey;
-  ibv_send_wr* bad = nullptr;
-  if (int e = ibv_post_send(p.qp, &wr, &bad)) {
-    fail(p, fmt::format("{}: verbs: ibv_post_send(RDMA WRITE WITH IMM, {} B to {}): {}",
-                        boot_.me(), n, boot_.who(p.rank), std::strerror(e)));
-    return false;
-  }
-  p.credits.on_send();
-  p.sq.emplace_back(Wr::data, id);
-  ++p.sq_posted;
-  ++op.posted;
-  return true;
-}
-
-bool VerbsTransport::post_credit(Peer& p) {
-  std::uint32_t slot = recv_depth_ + static_cast<std::uint32_t>(p.sq_posted % send_depth_);
-  std::uint64_t count = p.reposts.announce();
-  std::memcpy(p.recv_slot(slot), &count, sizeof count);
-  ibv_sge sge{reinterpret_cast<std::uint64_t>(p.recv_slot(slot)), sizeof count,
-              p.slots->mr->lkey};
-  ibv_send_wr wr{};
-  wr.wr_id = wr_id(Wr::credit, p.index, 0);
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = p.remote_mailbox;
-  wr.wr.rdma.rkey = p.remote_mailbox_rkey;
-  ibv_send_wr* bad = nullptr;
-  if (int e = ibv_post_send(p.qp, &wr, &bad)) {
-    fail(p, fmt::format("{}: verbs: ibv_post_send(RDMA WRITE of credits to {}): {}", boot_.me(),
-                        boot_.who(p.rank), std::strerror(e)));
-    return false;
-  }
-  p.sq.emplace_back(Wr::credit, 0);
-  ++p.sq_posted;
-  return true;
-}
-
-// ---- completions ----
-
-int VerbsTransport::poll_cq() {
-  if (!cq_) return 0;
-  ibv_wc wc[32];
-  for (int total = 0;;) {
-    int n = ibv_poll_cq(cq_, 32, wc);
-    if (n < 0) {
-      for (auto& p : peers_)
-        fail(*p, fmt::format("{}: verbs: ibv_poll_cq on {}: failed ({})", boot_.me(),
-                             port_.device, n));
-      return total;
-    }
-    for (int i = 0; i < n; ++i) on_completion(wc[i]);
-    total += n;
-    if (n < 32) return total;
-  }
-}
-
-void VerbsTransport::on_completion(const ibv_wc& wc) {
-  std::size_t index = wr_peer(wc.wr_id);
-  if (index >= peers_.size()) return;  // cannot happen: every wr_id is ours
-  Peer& p = *peers_[index];
-  Wr kind = wr_kind(wc.wr_id);
-  if (kind != Wr::recv) {
-    // Send-queue completions come in posting order, so the front is this one.
-    if (!p.sq.empty()) {
-      auto [k, id] = p.sq.front();
-      p.sq.pop_front();
-      if (wc.status == IBV_WC_SUCCESS && k == Wr::data) {
-        Op& op = ops_.at(id);
-        if (++op.completed == op.nchunks) op.done = true;
-      }
-    }
-  }
-  if (wc.status != IBV_WC_SUCCESS) {
-    fail(p, wc_error(p, wc));
-    return;
-  }
-  if (kind == Wr::recv) on_recv(p, wc, wr_slot(wc.wr_id));
-}
-
-void VerbsTransport::on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot) {
-  if (wc.opcode == IBV_WC_RECV) {
-    CtlMsg m;
-    std::memcpy(&m, p.recv_slot(slot), sizeof m);
-    if (m.magic != kCtsMagic || wc.byte_len != sizeof m) {
-      fail(p, fmt::format("{}: verbs: garbled control message ({} B) from {}", boot_.me(),
-                          wc.byte_len, boot_.who(p.rank)));
-      return;
-    }
-    p.cts.push_back(m);
-  } else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
-    std::uint32_t seq = ntohl(wc.imm_data);
-    if (p.recv_advertised.empty() || ops_.at(p.recv_advertised.front()).seq != seq) {
-      fail(p, fmt::format("{}: verbs: data for message #{} from {} that no receive expects",
-                          boot_.me(), seq, boot_.who(p.rank)));
-      return;
-    }
-    Op& op = ops_.at(p.recv_advertised.front());
-    if (++op.completed == op.nchunks) {
-      op.done = true;
-      p.recv_advertised.pop_front();
-    }
-  }
-  post_recv_slot(p, slot);
-  p.reposts.on_repost();
 }
 
 namespace {
@@ -359,6 +251,13 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
       {"verbs.qp_timeout", std::to_string(qp_timeout_)},
       {"verbs.retry_cnt", std::to_string(retry_cnt_)},
       {"verbs.software_device", software_device_ ? "yes (yields the CPU while idle)" : "no"},
+      {"verbs.mode", mode_name(mode_)},
+      {"verbs.mode_on_cuda", mode(MemKind::cuda)},
+      {"verbs.max_inline", std::to_string(max_inline_)},
+      {"verbs.postlist", postlist_ ? "1" : "0"},
+      {"verbs.signal_every", std::to_string(signal_every_)},
+      {"verbs.recv_batch", recv_batch_ ? "1" : "0"},
+      {"verbs.wait", wait_event_ ? "event" : "poll"},
   };
   if (port_.ethernet) d.emplace_back("verbs.gid", gid_text(port_.gid));
   else d.emplace_back("verbs.lid", std::to_string(port_.lid));
@@ -390,7 +289,8 @@ PathTaken VerbsTransport::path_taken(MemKind mem, std::size_t, int) const {
 
 namespace {
 GDR_REGISTER_TRANSPORT(verbs_registrar, "verbs",
-                       "rdma-core RC queue pairs, RDMA WRITE WITH IMM; GPUDirect RDMA for cuda "
+                       "rdma-core RC queue pairs, RDMA WRITE (--verbs-mode imm|write|poll); "
+                       "GPUDirect RDMA for cuda "
                        "memory (dma-buf, else nvidia_peermem)",
                        [] { return gdr::verbs::verbs_unavailable_reason(); },
                        [](gdr::Bootstrap& b) -> std::unique_ptr<gdr::Transport> {

@@ -2,6 +2,12 @@
 // WRITE WITH IMMEDIATE into the buffer the receiver advertised, so the
 // receiver gets a completion even for GPU memory it cannot poll.
 //
+// --verbs-mode (verbs_logic.h: Mode) changes only how data lands: plain RDMA
+// WRITEs with one immediate per burst (write), or with the receiver polling
+// the last byte (poll). Sends are posted from test(), so that a window's WRs
+// go out as one list with one doorbell and only the burst's last one needs
+// a completion (selective signaling).
+//
 // Protocol per (peer, direction), in posting order:
 //   receiver: post_recv -> SEND a clear-to-send (region id, offset, length)
 //   sender:   k-th post_send takes the k-th clear-to-send, checks the length,
@@ -27,6 +33,8 @@
 #include "verbs_logic.h"
 
 namespace gdr::verbs {
+
+enum class Wr : std::uint8_t;  // work-request kinds (verbs_internal.h)
 
 // A region registered with the HCA, with the way it was registered.
 class VerbsRegion : public MemRegion {
@@ -71,6 +79,7 @@ class VerbsTransport final : public Transport {
   bool test(const Request& req) override;
   std::vector<std::pair<std::string, std::string>> describe() const override;
   PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
+  std::string mode(MemKind k) const override;
 
  private:
   struct Op;
@@ -88,14 +97,21 @@ class VerbsTransport final : public Transport {
 
   int progress();  // returns the completions it handled
   int poll_cq();
+  void sleep_on_cq();
   void on_completion(const ibv_wc& wc);
   void on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot);
   void on_send_done(Peer& p, const ibv_wc& wc);
   void pump(Peer& p);
-  bool post_ctl(Peer& p, const struct CtlMsg& m);
-  bool post_chunk(Peer& p, std::uint64_t id, Op& op);
-  bool post_credit(Peer& p);
-  void post_recv_slot(Peer& p, std::uint32_t slot);
+  void post_ctl(Peer& p, const struct CtlMsg& m);
+  void post_chunk(Peer& p, std::uint64_t id, Op& op, bool last_of_burst);
+  void post_credit(Peer& p);
+  ibv_send_wr& append(Peer& p, Wr kind, std::uint64_t op, void* addr, std::uint32_t len,
+                      std::uint32_t lkey, bool host);
+  bool flush(Peer& p);
+  void post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n, bool repost);
+  void flush_reposts(Peer& p);
+  bool advertise(Peer& p, Op& op, std::uint64_t id);
+  bool arrived(Op& op, std::uint64_t id);
   void fail(Peer& p, const std::string& why);
   Peer& peer_of(int rank, const char* what);
   std::string wc_error(const Peer& p, const ibv_wc& wc) const;
@@ -116,6 +132,17 @@ class VerbsTransport final : public Transport {
   std::string registration_ = "host";
   bool software_device_ = false;
   int retry_cnt_ = 7, qp_timeout_ = 14;  // RC ack timeout 4.096 us * 2^qp_timeout_
+  Mode mode_ = Mode::imm;
+  // Fast paths, each switchable for measurement (GDR_VERBS_INLINE, _POSTLIST,
+  // _SIGNAL_EVERY, _RECV_BATCH; transports/verbs/README.md).
+  std::uint32_t want_inline_ = 0, max_inline_ = 0;  // asked of, granted by the QPs; 0: off
+  bool postlist_ = true, recv_batch_ = true;
+  std::uint32_t signal_every_ = 1;
+  // GDR_VERBS_WAIT=event: sleep on a completion channel after a short spin.
+  bool wait_event_ = false;
+  ibv_comp_channel* channel_ = nullptr;
+  unsigned cq_events_ = 0;  // received, acknowledged at the end
+  int idle_polls_ = 0;
 };
 
 }  // namespace gdr::verbs

@@ -1,0 +1,144 @@
+"""The table of jobs/bench_verbs_vs_perftest.sh: each gdrbench verbs mode over
+the perftest tool of the same shape, per size and repeat of one guest boot,
+with the spread over repeats; then each fast path off over on.
+
+    bench_verbs_table.py RAW "BW_SIZES" "LAT_SIZES" WINDOW REPEAT FP_LAT_SIZE FP_BW_SIZE [FP_BIG_SIZE]
+
+RAW holds rep1/, rep2/, ... as tests/softroce/bench_guest.sh leaves them.
+Exit status 0 (the targets are reported, not enforced: emulation is noisy).
+"""
+import os
+import re
+import sys
+
+import h5py
+import numpy as np
+
+MiB = 1 << 20
+NAN = float("nan")
+
+
+def perftest_row(path, size):
+    """The client's result row: the numeric fields after #bytes and #iterations."""
+    if not os.path.exists(path):
+        return None
+    for line in open(path, errors="replace"):
+        f = line.split()
+        if len(f) >= 4 and f[0] == str(size) and re.fullmatch(r"\d+", f[1]):
+            try:
+                return [float(x) for x in f[2:]]
+            except ValueError:
+                return None
+    return None
+
+
+def gdr_cases(path):
+    """bytes -> (per-iteration times of the slowest rank in s, transport_mode, wrong)."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with h5py.File(path, "r") as f:
+        for g in f["cases"].values():
+            t = np.nanmax(g["times"][()], axis=0)
+            mode = g.attrs.get("transport_mode", "")
+            mode = mode.decode() if isinstance(mode, bytes) else str(mode)
+            out[int(g.attrs["bytes"])] = (t, mode, int(g.attrs["wrong"]))
+    return out
+
+
+def spread(xs):
+    xs = [x for x in xs if np.isfinite(x)]
+    if not xs:
+        return "      -"
+    return f"{np.median(xs):6.2f} [{min(xs):.2f}-{max(xs):.2f}]"
+
+
+def main():
+    raw, bw_sizes, lat_sizes, window, repeat, fp_lat, fp_bw = sys.argv[1:8]
+    fp_big = sys.argv[8] if len(sys.argv) > 8 else "1048576"
+    bw_sizes, lat_sizes = list(map(int, bw_sizes.split())), list(map(int, lat_sizes.split()))
+    reps = [f"{raw}/rep{r}" for r in range(1, int(repeat) + 1)]
+    misses, wrong = [], 0
+
+    print(f"\n== bandwidth (GB/s = 1e9 B/s; perftest MiB/s x 2^20/1e9), window {window}; "
+          f"ratio = gdrbench / perftest, median [min-max] over {len(reps)} repeats ==")
+    for tool, mode in (("ib_write_bw", "write"), ("ib_send_bw", "imm")):
+        print(f"-- {tool} vs bw --verbs-mode {mode} (target >= 0.90 from 1 MiB)")
+        print(f"{'size(B)':>9} {'perftest':>9} {'gdrbench':>9}  {'ratio':<22} mode")
+        cases = [gdr_cases(f"{d}/gdr_bw_{mode}.h5") for d in reps]
+        for s in bw_sizes:
+            ratios, pts, gs, modes = [], [], [], set()
+            for d, c in zip(reps, cases):
+                r = perftest_row(f"{d}/perftest_{tool}_{s}.client.txt", s)
+                p = r[1] * MiB / 1e9 if r else NAN
+                g = s / np.mean(c[s][0]) / 1e9 if s in c else NAN
+                if s in c:
+                    modes.add(c[s][1])
+                    wrong += c[s][2]
+                pts.append(p)
+                gs.append(g)
+                ratios.append(g / p if p else NAN)
+            med = np.nanmedian(ratios) if any(np.isfinite(ratios)) else NAN
+            tgt = ""
+            if s >= MiB:
+                tgt = "ok" if med >= 0.9 else "MISSED"
+                if tgt != "ok":
+                    misses.append(f"bw {mode} {s} B: {med:.2f} of {tool}")
+            print(f"{s:>9} {np.nanmedian(pts):>9.4f} {np.nanmedian(gs):>9.4f}  {spread(ratios):<22} "
+                  f"{','.join(sorted(modes))} {tgt}")
+
+    print("\n== latency, one way (us): perftest t_typical vs gdrbench median; "
+          "ratio median [min-max] over repeats ==")
+    for tool, mode in (("ib_write_lat", "poll"), ("ib_send_lat", "imm")):
+        print(f"-- {tool} vs latency --verbs-mode {mode} (target <= 1.20 at 8 B)")
+        print(f"{'size(B)':>9} {'pt typ':>8} {'gdr med':>8}  {'ratio':<22} mode")
+        cases = [gdr_cases(f"{d}/gdr_lat_{mode}.h5") for d in reps]
+        for s in lat_sizes:
+            ratios, pts, gs, modes = [], [], [], set()
+            for d, c in zip(reps, cases):
+                r = perftest_row(f"{d}/perftest_{tool}_{s}.client.txt", s)
+                p = r[2] if r else NAN  # t_min t_max t_typical ...
+                g = np.median(c[s][0]) * 1e6 if s in c else NAN
+                if s in c:
+                    modes.add(c[s][1])
+                    wrong += c[s][2]
+                pts.append(p)
+                gs.append(g)
+                ratios.append(g / p if p else NAN)
+            med = np.nanmedian(ratios) if any(np.isfinite(ratios)) else NAN
+            tgt = ""
+            if s == 8:
+                tgt = "ok" if med <= 1.2 else "MISSED"
+                if tgt != "ok":
+                    misses.append(f"latency {mode} 8 B: {med:.2f} x {tool}")
+            print(f"{s:>9} {np.nanmedian(pts):>8.1f} {np.nanmedian(gs):>8.1f}  {spread(ratios):<22} "
+                  f"{','.join(sorted(modes))} {tgt}")
+
+    fps = [("inline off (latency imm)", "fp_lat_on", "fp_lat_noinline", int(fp_lat), True),
+           ("signal every WR (bw write)", "fp_bw_write_on", "fp_bw_write_signal_all", int(fp_bw), False),
+           ("postlist off (bw write)", "fp_bw_write_on", "fp_bw_write_nopostlist", int(fp_bw), False),
+           ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),
+           ("wait=event (latency imm)", "fp_lat_on", "fp_lat_event", int(fp_lat), True),
+           ("wait=event (bw write)", "fp_bw_write_on", "fp_bw_write_event", int(fp_bw), False),
+           ("wait=event (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_event", int(fp_big), False)]
+    if any(os.path.exists(f"{d}/fp_lat_on.h5") for d in reps):
+        print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
+              "wait=event: time with it / time spinning), "
+              "median [min-max] over repeats ==")
+        for name, on, off, size, median in fps:
+            ratios = []
+            for d in reps:
+                a, b = gdr_cases(f"{d}/{on}.h5"), gdr_cases(f"{d}/{off}.h5")
+                if size in a and size in b:
+                    f = np.median if median else np.mean
+                    ratios.append(f(b[size][0]) / f(a[size][0]))
+                    wrong += a[size][2] + b[size][2]
+            print(f"  {name:<30} {size:>6} B  {spread(ratios)}")
+
+    print(f"\n#wrong over every gdrbench row: {wrong}")
+    print("targets:", "all met" if not misses and wrong == 0 else "MISSED: " + "; ".join(misses))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
