@@ -160,11 +160,7 @@ class Concurrent final : public Test {
         done += n;
       }
     };
-    const double w0 = now_seconds();
-    phase(-c.warmup, c.warmup, false);
-    const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
-    out.times.reserve(iters);
-    phase(0, iters, true);
+    warm_then_timed(env, c, out, phase);
     return out;
   }
 

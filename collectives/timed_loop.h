@@ -51,6 +51,18 @@ inline int agreed_iters(TestEnv& env, const CaseParams& c, double warm_seconds, 
                                      static_cast<double>(c.iters)));
 }
 
+// The skeleton of the batched loops: the warm-up iterations, then as many
+// timed ones as agreed_iters allows at the warm-up's pace.
+// phase(first, count, timed) runs iterations first .. first + count - 1.
+template <class Phase>
+void warm_then_timed(TestEnv& env, const CaseParams& c, CaseOutcome& out, Phase&& phase) {
+  const double w0 = now_seconds();
+  phase(-c.warmup, c.warmup, false);
+  const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
+  out.times.reserve(iters);
+  phase(0, iters, true);
+}
+
 inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void* work,
                                         const std::function<void()>& op_once) {
   CaseOutcome out;
@@ -126,11 +138,7 @@ inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const Pair
       done += n;
     }
   };
-  const double w0 = now_seconds();
-  phase(-c.warmup, c.warmup, false);
-  const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
-  out.times.reserve(iters);
-  phase(0, iters, true);
+  warm_then_timed(env, c, out, phase);
   return out;
 }
 
