@@ -7,8 +7,9 @@
 #        MPI_Allreduce row. A smoke test: asserts nothing about speed. Exit 0 when every tool
 #        ran and parsed and #wrong is 0, 1 otherwise, 77 when ucx_perftest is missing.
 #   gpu  on the lent GPU machine, one device call: build (device_build.sh), then without and
-#        with CUDA MPS, each tool twice in ABBA order: gdrbench -T ucx -m cuda --path direct
-#        latency,bw,bibw (+copy-d2d), ucx_perftest -m cuda tag_bw/tag_lat (/tmp/ucx/bin), 2 ranks
+#        with CUDA MPS (jobs/with_mps.sh), each tool twice in ABBA order: gdrbench -T ucx -m cuda
+#        --path direct latency,bw,bibw (+copy-d2d), ucx_perftest -m cuda tag_bw/tag_lat of the UCX
+#        gdrbench was built against (device_build.sh's default: the 1.22 wheel), 2 ranks
 #        on GPU 0 (the table takes each tool's best round per size); with >= 2 GPUs
 #        also NCCL send/recv rows (one rank on each of GPUs 0 and 1). Prints the table and
 #        PASS/FAIL per target of the issue (never fails on them). $OUT gets summary.txt and
@@ -22,8 +23,9 @@
 # env: WORK (raw outputs; default a new /tmp dir), GDRBENCH, UCX_PERFTEST, PERFTEST_PORT (13471),
 #      BUDGET_S (command time the gpu half may use, default 450), MAXBYTES (gpu: 268435456),
 #      DRY_RUN=1 (print, run nothing), NGPU (dry run: GPUs to assume). GDRBENCH and UCX_PERFTEST
-#      set in gpu mode skip the build and /tmp/ucx (a warm machine, or a rehearsal on host).
+#      set in gpu mode skip the build (a warm machine, or a rehearsal on host).
 # usage: jobs/gpu/bench_vs_peers.sh [cpu|gpu|all]        (default cpu)
+#        (gpu-variant NAME: internal, one variant of the gpu half, as with_mps.sh's command)
 set -u
 mode=${1:-cpu}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -120,18 +122,6 @@ cpu_half() {
   "$py" "$table" cpu "$dir" --sizes $sizes --lat-sizes $lat8
 }
 
-mps_on=
-mps_stop() {
-  [ -n "$mps_on" ] || return 0
-  if [ -n "$dry" ]; then echo "+ echo quit | nvidia-cuda-mps-control"; else
-    echo quit | timeout 20 nvidia-cuda-mps-control; fi
-  mps_on=
-  cp -r "$CUDA_MPS_LOG_DIRECTORY" "$work/mps-log" 2>/dev/null
-  unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-}
-trap mps_stop EXIT
-trap 'exit 130' INT TERM   # so that the EXIT trap stops MPS
-
 gdr_p2p_round() {  # DIR: gdrbench's rows of one round
   gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference copy-d2d -b 1M -e "$gmax"
   gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
@@ -163,33 +153,36 @@ gpu_variant() {
   unset CUDA_VISIBLE_DEVICES
 }
 
-gpu_build() {  # the CUDA UCX (with bin/ucx_perftest) lands in /tmp/ucx
+gpu_build() {  # device_build.sh says which CUDA UCX (with bin/ucx_perftest) it built against
   OUT=${OUT:-/tmp/gdr-out}; mkdir -p "$OUT"
   if [ -z "$dry" ] && [ -z "${GDRBENCH:-}" ]; then
     timeout 300 "$root/jobs/gpu/device_build.sh" "$root/build-device" || { echo "build failed"; return 1; }
     stamp "built"
   fi
-  export LD_LIBRARY_PATH=/tmp/ucx/lib:$root/.device/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-  bin=${GDRBENCH:-$root/build-device/gdrbench} perftest=${UCX_PERFTEST:-/tmp/ucx/bin/ucx_perftest}
+  [ -n "${GDRBENCH:-}" ] || . "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
+  bin=${GDRBENCH:-$root/build-device/gdrbench} perftest=${UCX_PERFTEST:-${ucx_bin:-/tmp/ucx/bin}/ucx_perftest}
+}
+
+gpu_sizes() {
+  ngpu=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
+  gmax=${MAXBYTES:-268435456} gsizes=$(sweep 1048576 "${MAXBYTES:-268435456}" 2)
 }
 
 gpu_half() {
-  ngpu=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
-  gmax=${MAXBYTES:-268435456} gsizes=$(sweep 1048576 "${MAXBYTES:-268435456}" 2)
+  gpu_sizes
   { nvidia-smi -L; "$(dirname "$perftest")/ucx_info" -v; } >"$work/env.txt" 2>&1
   stamp "$ngpu GPU(s); raw outputs in $work"
   [ -n "$dry" ] || [ -x "$perftest" ] || stamp "no $perftest: the ucx_perftest columns stay empty"
   gpu_variant no-mps
-  # Outside $work: its pipes and sockets do not belong in the tarball.
-  export CUDA_MPS_PIPE_DIRECTORY=$work-mps/pipe CUDA_MPS_LOG_DIRECTORY=$work-mps/log
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  if step 20 "$work/mps-start.txt" nvidia-cuda-mps-control -d; then
-    mps_on=1; stamp "MPS started"
-    gpu_variant mps
-    [ -n "$dry" ] || echo get_server_list | timeout 5 nvidia-cuda-mps-control >"$work/mps-servers.txt" 2>&1
-    mps_stop; stamp "MPS stopped"
+  # The mps variant is this script again inside jobs/with_mps.sh, which starts the daemon,
+  # checks that it answers, and stops it however the variant ends (refused if one runs).
+  local left=$(( budget - ($(date +%s) - t0) ))
+  if [ -n "$dry" ]; then echo "+ jobs/with_mps.sh $0 gpu-variant mps"
   else
-    stamp "MPS did not start (see mps-start.txt): no mps rows"
+    WORK=$work GDRBENCH=$bin UCX_PERFTEST=$perftest NGPU=$ngpu BUDGET_S=$left \
+      "$root/jobs/with_mps.sh" bash "$root/jobs/gpu/bench_vs_peers.sh" gpu-variant mps 2>&1 |
+      tee "$work/mps-run.txt"
+    stamp "mps variant: with_mps.sh exit ${PIPESTATUS[0]} (2: refused, 3: MPS did not start or stop)"
   fi
   [ -n "$dry" ] && return 0
   "$py" "$table" gpu "$work"/no-mps $( [ -d "$work/mps" ] && echo "$work/mps") \
@@ -204,6 +197,7 @@ gpu_half() {
 case $mode in
   cpu) cpu_half ;;
   gpu) gpu_build && gpu_half ;;
+  gpu-variant) bin=$GDRBENCH perftest=$UCX_PERFTEST; gpu_sizes; gpu_variant "${2:?variant name}" ;;
   all) gpu_build || exit 1; cpu_half; c=$?; gpu_half; g=$?; exit $(( g ? g : c )) ;;
   *) echo "usage: $0 [cpu|gpu|all]" >&2; exit 2 ;;
 esac

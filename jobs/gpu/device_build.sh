@@ -8,11 +8,17 @@
 # Each carried piece is used only when the machine lacks it. Prints what it
 # used; exits non-zero when gdrbench could not be built.
 #
-# usage: [GDR_UCX=tarball|wheel] [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]
-#   (default build-device). UCX: GDR_UCX_ROOT if set; else GDR_UCX=wheel: the carried
-#   libucx-cu13 wheel (UCX 1.22) installed into /tmp/ucx-wheel by jobs/install_ucx_wheel.sh;
-#   else (tarball, the default) the carried UCX 1.13.1-cuda tarball, unpacked to /tmp/ucx.
-#   The UCX used ends up in $build/ucx-lib-path.txt: put it first on LD_LIBRARY_PATH.
+# usage: [GDR_UCX=wheel|tarball] [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]
+#   (default build-device). UCX: GDR_UCX_ROOT if set; else GDR_UCX=wheel (the default when
+#   the bundle carries it): the libucx-cu13 wheel (UCX 1.22) installed into /tmp/ucx-wheel by
+#   jobs/install_ucx_wheel.sh; else GDR_UCX=tarball: the carried UCX 1.13.1-cuda tarball,
+#   unpacked to /tmp/ucx. Why the wheel by default (measured on the H200, results/archive/
+#   20261201_h200_ucx113-vs-122-probe.txt and _issue17-evidence.txt): device bw and bibw equal
+#   within the run-to-run noise at 1-256 MiB, 8 B device latency under MPS 14.4 us against
+#   16.4, and Open MPI 4.1.6's pml ucx there wants UCP >= 1.15 (1.13 gets "UCP API version is
+#   incompatible"), so `-T mpi -m cuda` rows need it.
+#   The UCX used ends up in $build/ucx-lib-path.txt (put it first on LD_LIBRARY_PATH) and its
+#   prefix, whose bin/ holds ucx_perftest and ucx_info, in $build/ucx-root.txt.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 carried=$root/.device/gpu
@@ -47,21 +53,24 @@ fi
 # GDR_UCX_ROOT=<prefix> builds against another UCX instead (the 1.22 wheel).
 ucx_tgz=$(ls "$carried"/ucx-*cuda*.tgz 2>/dev/null | head -1)
 ucx_whl=$(ls "$carried"/libucx_cu13-*.whl 2>/dev/null | head -1)
-ucx_lib=
+ucx_lib= ucx_root=
+ucx_pick=${GDR_UCX:-$([ -n "$ucx_whl" ] && echo wheel || echo tarball)}
+case $ucx_pick in wheel|tarball) ;; *) echo "device_build: GDR_UCX=$ucx_pick: expected wheel or tarball"; exit 2 ;; esac
 if [ -n "${GDR_UCX_ROOT:-}" ]; then
-  cmake_args+=(-DUCX_ROOT=$GDR_UCX_ROOT); ucx_lib=$GDR_UCX_ROOT/lib
+  cmake_args+=(-DUCX_ROOT=$GDR_UCX_ROOT); ucx_lib=$GDR_UCX_ROOT/lib ucx_root=$GDR_UCX_ROOT
   used+=("UCX at $GDR_UCX_ROOT")
-elif [ "${GDR_UCX:-tarball}" = wheel ]; then
+elif [ "$ucx_pick" = wheel ]; then
   [ -n "$ucx_whl" ] || { echo "device_build: GDR_UCX=wheel but no $carried/libucx_cu13-*.whl"; exit 1; }
   if [ ! -d /tmp/ucx-wheel/libucx ]; then
     "$root/jobs/install_ucx_wheel.sh" /tmp/ucx-wheel "$ucx_whl" >>"$log" 2>&1 ||
       { echo "device_build: installing $ucx_whl failed (see build.log)"; exit 1; }
   fi
   cmake_args+=(-DUCX_ROOT=/tmp/ucx-wheel/libucx); ucx_lib=/tmp/ucx-wheel/libucx/lib:/usr/local/cuda/lib64
+  ucx_root=/tmp/ucx-wheel/libucx
   used+=("UCX from $(basename "$ucx_whl") at /tmp/ucx-wheel/libucx")
 elif [ -n "$ucx_tgz" ]; then
   if [ ! -d /tmp/ucx ]; then tar -C /tmp -xzf "$ucx_tgz"; fi
-  cmake_args+=(-DUCX_ROOT=/tmp/ucx); ucx_lib=/tmp/ucx/lib
+  cmake_args+=(-DUCX_ROOT=/tmp/ucx); ucx_lib=/tmp/ucx/lib ucx_root=/tmp/ucx
   used+=("UCX from $(basename "$ucx_tgz") at /tmp/ucx")
 fi
 
@@ -84,4 +93,5 @@ if ! cmake --build "$build" -j"$(nproc)" --target $targets >>"$log" 2>&1; then
 fi
 [ -x "$build/gdrbench" ] || { echo "device_build: no gdrbench"; tail -40 "$log"; exit 1; }
 echo "$ucx_lib" >"$build/ucx-lib-path.txt"
+echo "$ucx_root" >"$build/ucx-root.txt"
 echo "device_build: ok ($build/gdrbench${ucx_lib:+; UCX libraries: $ucx_lib})"

@@ -32,7 +32,7 @@ GDR_DEVICE_TARGETS=${GDR_DEVICE_TARGETS:-"gdrbench gdr_dmabuf_probe"} \
 stamp "built"
 bin=$build/gdrbench
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-[ -d /tmp/ucx/lib ] && export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$build"
 "$bin" list >"$out/list.txt" 2>&1; grep -E "^  (cuda|ucx|mpi) " "$out/list.txt"
 mpi=(mpirun --oversubscribe --bind-to none)
 

@@ -17,10 +17,10 @@ GDR_DEVICE_TARGETS="gdrbench gdr_dmabuf_probe" "$root/jobs/gpu/device_build.sh" 
 stamp built
 bin=$root/build-device/gdrbench
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-[ -d /tmp/ucx/lib ] && export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 mpi=(timeout 120 mpirun -q --oversubscribe --bind-to none -np 2)
 trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
-/tmp/ucx/bin/ucx_info -c 2>/dev/null | grep -E "CUDA|RNDV" >"$work/ucx_info.txt"
+$ucx_bin/ucx_info -c 2>/dev/null | grep -E "CUDA|RNDV" >"$work/ucx_info.txt"
 
 # 1. Checks on the device: a clean run, then one corrupted message per case.
 "${mpi[@]}" "$bin" run -T ucx -m cuda --path direct,staged -t latency,bw,bibw -b 8 -e 4M -f 64 \
@@ -43,10 +43,10 @@ g() {
 
 perftest() {  # label: ucx_perftest tag_bw on cuda memory, 1 MiB .. 256 MiB
   for ((s = 1048576; s <= ${PERF_MAX:-268435456}; s *= ${PERF_STEP:-4})); do
-    /tmp/ucx/bin/ucx_perftest -p 13377 >/dev/null 2>&1 &
+    $ucx_bin/ucx_perftest -p 13377 >/dev/null 2>&1 &
     sleep 0.5
     n=$(( 68719476736 / s ))  # 64 GiB per size (its default 1e6 iterations would take minutes)
-    timeout 30 /tmp/ucx/bin/ucx_perftest 127.0.0.1 -p 13377 -t tag_bw -m cuda -s $s -n $n -w $(( n / 10 )) \
+    timeout 30 $ucx_bin/ucx_perftest 127.0.0.1 -p 13377 -t tag_bw -m cuda -s $s -n $n -w $(( n / 10 )) \
       >"$work/perftest_$1_$s.txt" 2>&1
     wait
   done

@@ -11,7 +11,7 @@ out=${OUT:-/tmp/gdr-out}; mkdir -p "$out"
 w=$(mktemp -d /tmp/rounds.XXXXXX)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
-export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 export CUDA_MPS_PIPE_DIRECTORY=$w-mps/pipe CUDA_MPS_LOG_DIRECTORY=$w-mps/log
 mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
 trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
@@ -26,8 +26,8 @@ perf() {
   local s n
   for s in $sizes; do
     n=1280   # = the messages of gdrbench's 20 iterations x window 64
-    /tmp/ucx/bin/ucx_perftest -p 13399 >/dev/null 2>&1 & sleep 0.4
-    timeout 30 /tmp/ucx/bin/ucx_perftest 127.0.0.1 -p 13399 -t tag_bw -m cuda -s "$s" -n $n -w 320 \
+    $ucx_bin/ucx_perftest -p 13399 >/dev/null 2>&1 & sleep 0.4
+    timeout 30 $ucx_bin/ucx_perftest 127.0.0.1 -p 13399 -t tag_bw -m cuda -s "$s" -n $n -w 320 \
       >"$w/pt$1_$s.txt" 2>&1
     wait
   done

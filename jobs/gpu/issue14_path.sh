@@ -20,7 +20,7 @@ GDR_DEVICE_TARGETS="gdrbench gdr_unit_tests" "$root/jobs/gpu/device_build.sh" "$
 stamp built
 bin=$root/build-device/gdrbench
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-[ -d /tmp/ucx/lib ] && export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 mpi=(timeout 150 mpirun -q --oversubscribe --bind-to none -np 2)
 trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
 day=$(date -u +%Y%m%dT%H%M%S)

@@ -12,7 +12,7 @@ np=${1:-2}; shift || true
 OUT=${OUT:-/tmp/gdr-out}; mkdir -p "$OUT"
 cd "$root"
 bash jobs/gpu/device_build.sh "$root/build-device" || exit 1
-export LD_LIBRARY_PATH=/tmp/ucx/lib:$root/.device/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin=$root/build-device/gdrbench
 m=(mpirun -q --oversubscribe --bind-to none -np "$np" -x LD_LIBRARY_PATH)

@@ -21,7 +21,7 @@ out=${OUT:-/tmp/gdr-out}
 mkdir -p "$out"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
-export LD_LIBRARY_PATH=/tmp/ucx/lib:$root/.device/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 bin=$root/build-device/gdrbench
 nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader | tee "$out/gpu.txt"
 

@@ -19,7 +19,7 @@ stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 export NCCL_NVLS_ENABLE=0 OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
 stamp built
-export LD_LIBRARY_PATH=/tmp/ucx/lib:$root/.device/gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 bin=$root/build-device/gdrbench
 mpi=(mpirun -q --bind-to none -np 2)
 sweep=(-T ucx -m cuda --path direct -n 10 -w 3)

@@ -4,12 +4,12 @@
 # affinity, then under CUDA MPS UCX direct bw at 1-8 MiB and ucx_perftest
 # tag_bw at 1 MiB, three times each with both processes pinned to the GPU's
 # NUMA node, to the other node, and unpinned.
-# usage: jobs/gpu/numa_probe.sh   (after device_build.sh; uses /tmp/ucx)
+# usage: jobs/gpu/numa_probe.sh   (after device_build.sh; uses its UCX)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -x "$root/build-device/gdrbench" ] || "$root/jobs/gpu/device_build.sh" "$root/build-device" >/dev/null || exit 1
-export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 lscpu | grep -iE "numa|socket|model name"
 nvidia-smi topo -m | head -4
 near=$(nvidia-smi topo -m | awk '/^GPU0/ {for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+-[0-9]+(,[0-9]+-[0-9]+)*$/) {print $i; exit}}')
@@ -27,8 +27,8 @@ run() {  # LABEL CPUS ('' = unpinned)
   mpirun -q --oversubscribe --bind-to none -x LD_LIBRARY_PATH -np 2 "${pin[@]}" "$root/build-device/gdrbench" run \
     -T ucx -m cuda --path direct -t bw -b 1M -e 8M -f 2 --reference none --case-time 0.5 --json "$w/$1.jsonl" >/dev/null 2>&1
   local pt
-  "${pin[@]}" /tmp/ucx/bin/ucx_perftest -p 13388 >/dev/null 2>&1 & sleep 0.5
-  pt=$("${pin[@]}" /tmp/ucx/bin/ucx_perftest 127.0.0.1 -p 13388 -t tag_bw -m cuda -s 1048576 -n 20000 -w 2000 2>&1 |
+  "${pin[@]}" $ucx_bin/ucx_perftest -p 13388 >/dev/null 2>&1 & sleep 0.5
+  pt=$("${pin[@]}" $ucx_bin/ucx_perftest 127.0.0.1 -p 13388 -t tag_bw -m cuda -s 1048576 -n 20000 -w 2000 2>&1 |
        awk '/Final/ {printf "%.0f", $6 * 1048576 / 1e9}'); wait
   echo "$1 gdrbench bw GB/s: $(grep -o '"bytes":[0-9]*\|"algbw_gbps":[0-9.]*' "$w/$1.jsonl" | paste -sd' ' | sed 's/"bytes"://g; s/"algbw_gbps"://g')  | ucx_perftest 1 MiB: $pt"
 }

@@ -8,7 +8,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}; work=/tmp/tune; mkdir -p "$out" "$work"
 export PATH=/usr/local/cuda/bin:$PATH OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$root/jobs/gpu/device_build.sh" "$root/build-device" >"$work/build.txt" 2>&1 || { cat "$work/build.txt"; exit 1; }
-export LD_LIBRARY_PATH=/tmp/ucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
 bin=$root/build-device/gdrbench
 nvcc -O2 -arch=sm_90 -std=c++17 -o "$work/latency_probe" "$root/jobs/gpu/latency_probe.cu"
 {

@@ -17,7 +17,7 @@ t_start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t_start )) s] $*"; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-"$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
+GDR_UCX=tarball "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
 whl=$(ls "$root"/.device/gpu/libucx_cu13-*.whl 2>/dev/null | head -1)
 have122=
 if [ -n "$whl" ]; then
