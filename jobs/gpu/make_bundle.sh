@@ -112,9 +112,9 @@ fi
 if [ -n "$no_ucx" ]; then :
 elif [ -n "$ucx_tgz" ]; then
   cp "$ucx_tgz" "$tmp/"
-  note "$(basename "$ucx_tgz"): UCX built with CUDA (device_build.sh's default UCX)"
+  note "$(basename "$ucx_tgz"): UCX built with CUDA (GDR_UCX=tarball jobs/gpu/device_build.sh; its default without the wheel)"
 else
-  note "no ucx-*-cuda-*.tgz: device_build.sh will build without a CUDA UCX unless GDR_UCX=wheel"
+  note "no ucx-*-cuda-*.tgz: GDR_UCX=tarball builds are not possible"
 fi
 
 if [ -n "$no_ucx" ]; then :
@@ -128,9 +128,9 @@ fi
 if [ -n "$no_ucx" ]; then :
 elif [ -n "$wheel" ]; then
   [ "$(dirname "$wheel")" = "$tmp" ] || cp "$wheel" "$tmp/"
-  note "$(basename "$wheel"): UCX from PyPI's libucx-cu13 (GDR_UCX=wheel jobs/gpu/device_build.sh)"
+  note "$(basename "$wheel"): UCX from PyPI's libucx-cu13 (UCX 1.22: device_build.sh's default UCX)"
 else
-  note "no libucx_cu13 wheel: GDR_UCX=wheel builds are not possible (GDR_FETCH_WHEEL=1 downloads it)"
+  note "no libucx_cu13 wheel: device_build.sh falls back to the 1.13.1-cuda tarball (GDR_FETCH_WHEEL=1 downloads it)"
 fi
 
 # Replace the old bundle only once the new one is whole.
