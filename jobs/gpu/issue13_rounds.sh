@@ -7,15 +7,14 @@
 # usage: [ROUNDS=6] jobs/gpu/issue13_rounds.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# The whole script runs under CUDA MPS: jobs/with_mps.sh starts the daemon, runs this
+# script again inside it, and stops the daemon however it ends.
+[ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] || exec "$root/jobs/with_mps.sh" bash "$0" "$@"
 out=${OUT:-/tmp/gdr-out}; mkdir -p "$out"
 w=$(mktemp -d /tmp/rounds.XXXXXX)
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$root/jobs/gpu/device_build.sh" "$root/build-device" || exit 1
 . "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
-export CUDA_MPS_PIPE_DIRECTORY=$w-mps/pipe CUDA_MPS_LOG_DIRECTORY=$w-mps/log
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
-nvidia-cuda-mps-control -d || exit 1
 sizes="1048576 2097152 4194304 8388608 16777216 33554432 67108864"
 gdr() {
   timeout 120 mpirun -q --oversubscribe --bind-to none -x LD_LIBRARY_PATH -x CUDA_MPS_PIPE_DIRECTORY -np 2 \

@@ -7,6 +7,9 @@
 # usage: jobs/gpu/numa_probe.sh   (after device_build.sh; uses its UCX)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# The whole script runs under CUDA MPS: jobs/with_mps.sh starts the daemon, runs this
+# script again inside it, and stops the daemon however it ends.
+[ -n "${CUDA_MPS_PIPE_DIRECTORY:-}" ] || exec "$root/jobs/with_mps.sh" bash "$0" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 [ -x "$root/build-device/gdrbench" ] || "$root/jobs/gpu/device_build.sh" "$root/build-device" >/dev/null || exit 1
 . "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
@@ -19,8 +22,6 @@ for n in /sys/devices/system/node/node*; do
   c=$(cat "$n/cpulist"); [ "$c" != "$near" ] && far=$c
 done
 echo "GPU0 near CPUs: ${near:-?}; other: ${far:-none}; nodes: $nodes"
-trap 'echo quit | nvidia-cuda-mps-control >/dev/null 2>&1' EXIT
-nvidia-cuda-mps-control -d; sleep 1
 w=$(mktemp -d)
 run() {  # LABEL CPUS ('' = unpinned)
   local pin=(); [ -n "$2" ] && pin=(taskset -c "$2")
