@@ -7,10 +7,11 @@
 #include "commands.h"
 #include "doctor/doctor.h"
 #include "errors.h"
+#include "version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gdrbench: GPUDirect RDMA, UCX and host-staged communication benchmarks"};
-  app.set_version_flag("--version", fmt::format("gdrbench {} ({})", GDR_VERSION, GDR_GIT_COMMIT));
+  app.set_version_flag("--version", fmt::format("gdrbench {} ({})", gdr::kVersion, gdr::kGitCommit));
   app.require_subcommand(1);
   gdr::RunArgs run_args;
   CLI::App* run = app.add_subcommand("run", "run a benchmark sweep (launch with mpirun or srun)");

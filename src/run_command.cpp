@@ -23,6 +23,7 @@
 #endif
 #include "commands.h"
 #include "env_vars.h"
+#include "version.h"
 #include "errors.h"
 #include "hdf5_sink.h"
 #include "metadata.h"
@@ -62,8 +63,8 @@ std::string default_output(const Bootstrap& boot) {
 RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   RunMetadata m;
   m.command_line = join_command_line(argc, argv);
-  m.version = GDR_VERSION;
-  m.git_commit = GDR_GIT_COMMIT;
+  m.version = gdr::kVersion;
+  m.git_commit = gdr::kGitCommit;
   m.start_utc = utc_now();
   m.ranks = boot.size();
   m.hosts = boot.hosts();
