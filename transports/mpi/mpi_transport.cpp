@@ -48,14 +48,17 @@ class MpiTransport final : public Transport {
   bool test(const Request& req) override {
     Slot& s = slots_[req.id];
     int done = 0;
+    s.status.resize(s.reqs.size());
     int rc = MPI_Testall(static_cast<int>(s.reqs.size()), s.reqs.data(), &done,
-                         MPI_STATUSES_IGNORE);
+                         req.is_send ? MPI_STATUSES_IGNORE : s.status.data());
     if (rc != MPI_SUCCESS)
-      throw RunError(fmt::format("{}: MPI_Testall on a {} {} failed (code {})", boot_.me(),
-                                 req.is_send ? "send to" : "receive from", boot_.who(req.peer), rc));
+      throw RunError(fmt::format("{}: MPI_Testall on a {} {} failed: {}", boot_.me(),
+                                 req.is_send ? "send to" : "receive from", boot_.who(req.peer),
+                                 error_text(req.is_send ? MPI_STATUSES_IGNORE : s.status.data(), s.reqs.size(), rc)));
     if (!done) return false;
     s.reqs.clear();
     free_.push_back(req.id);
+    if (!req.is_send) check_length(req, s.status);
     return true;
   }
 
@@ -85,7 +88,34 @@ class MpiTransport final : public Transport {
  private:
   struct Slot {
     std::vector<MPI_Request> reqs;
+    std::vector<MPI_Status> status;
   };
+
+  // The failing request's own error where MPI gives one (MPI_ERR_IN_STATUS),
+  // as MPI's text ("MPI_ERR_TRUNCATE: message truncated").
+  static std::string error_text(const MPI_Status* status, std::size_t n, int rc) {
+    if (rc == MPI_ERR_IN_STATUS && status != MPI_STATUSES_IGNORE)
+      for (std::size_t i = 0; i < n; ++i)
+        if (status[i].MPI_ERROR != MPI_SUCCESS) rc = status[i].MPI_ERROR;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) return fmt::format("code {}", rc);
+    return fmt::format("{} (code {})", std::string(text, len), rc);
+  }
+
+  // MPI accepts a shorter message into a longer receive; the interface
+  // requires equal lengths, so a short one is an error naming the peer.
+  void check_length(const Request& req, const std::vector<MPI_Status>& status) const {
+    std::size_t got = 0;
+    for (const MPI_Status& st : status) {
+      int n = 0;
+      MPI_Get_count(&st, MPI_BYTE, &n);
+      got += static_cast<std::size_t>(n);
+    }
+    if (got != req.bytes)
+      throw RunError(fmt::format("{}: a receive from {} of {} B got a message of {} B (lengths must match)",
+                                 boot_.me(), boot_.who(req.peer), req.bytes, got));
+  }
 
   // Messages over INT_MAX bytes go as several pieces; both sides cut alike.
   Request post(int peer, std::byte* p, std::size_t len, bool send) {
