@@ -1,6 +1,5 @@
 #include "nccl_api.h"
 
-#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <cstring>
@@ -8,6 +7,7 @@
 #include "src/bootstrap.h"
 #include "src/cuda/cuda_memory.h"
 #include "src/errors.h"
+#include "src/shared_library.h"
 #include "src/signals.h"
 #include "test.h"
 
@@ -20,9 +20,8 @@ constexpr Result kInProgress = 7;
 enum Type { ncclInt32 = 2, ncclInt64 = 4, ncclFloat16 = 6, ncclFloat32 = 7, ncclFloat64 = 8, ncclBfloat16 = 9 };
 enum RedOp { ncclSum = 0, ncclProd = 1, ncclMax = 2, ncclMin = 3 };
 
-template <typename F> bool load(void* lib, const char* sym, F& fn, std::string& why) {
-  fn = reinterpret_cast<F>(dlsym(lib, sym));
-  if (!fn && why.empty()) why = fmt::format("libnccl.so.2 lacks {}", sym);
+template <typename F> bool load(const SharedLibrary& lib, const char* sym, F& fn, std::string& why) {
+  if (!lib.load(sym, fn) && why.empty()) why = fmt::format("libnccl.so.2 lacks {}", sym);
   return fn != nullptr;
 }
 
@@ -56,10 +55,9 @@ Api& Api::get() {
 }
 
 Api::Api() {
-  void* lib = dlopen("libnccl.so.2", RTLD_NOW | RTLD_LOCAL);
+  SharedLibrary lib{"libnccl.so.2"};  // stays mapped for the communicators' life
   if (!lib) {
-    const char* e = dlerror();
-    why = fmt::format("NCCL not found: {}", e ? e : "dlopen(libnccl.so.2) failed");
+    why = fmt::format("NCCL not found: {}", lib.error());
     return;
   }
   Result (*get_version)(int*) = nullptr;

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "doctor/dl.h"
+#include "shared_library.h"
 #include "doctor/facts.h"
 
 namespace gdr::doctor::detail {
@@ -31,7 +31,7 @@ struct nvmlMemory {
 };
 
 struct Nvml {
-  Library lib{"libnvidia-ml.so.1"};
+  SharedLibrary lib{"libnvidia-ml.so.1"};
   nvmlReturn (*init)() = lib.sym<nvmlReturn (*)()>("nvmlInit_v2");
   nvmlReturn (*shutdown)() = lib.sym<nvmlReturn (*)()>("nvmlShutdown");
   const char* (*error_string)(nvmlReturn) = lib.sym<const char* (*)(nvmlReturn)>("nvmlErrorString");
@@ -116,7 +116,7 @@ constexpr int kAttrGpuDirectRdma = 116;  // CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_
 constexpr int kAttrDmaBuf = 124;         // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
 
 struct Cuda {
-  Library lib{"libcuda.so.1"};
+  SharedLibrary lib{"libcuda.so.1"};
   CUresult (*init)(unsigned) = lib.sym<CUresult (*)(unsigned)>("cuInit");
   CUresult (*version)(int*) = lib.sym<CUresult (*)(int*)>("cuDriverGetVersion");
   CUresult (*count)(int*) = lib.sym<CUresult (*)(int*)>("cuDeviceGetCount");
@@ -178,7 +178,7 @@ void probe_cuda(GpuSide& g) {
 void probe_cudart(GpuSide& g) {
   // The runtime gdrbench itself would use; when the binary links cudart the
   // first name returns that same, already loaded copy.
-  Library rt{"libcudart.so.13", "libcudart.so.12", "libcudart.so",
+  SharedLibrary rt{"libcudart.so.13", "libcudart.so.12", "libcudart.so",
              "/usr/local/cuda/lib64/libcudart.so"};
   if (!rt) {
     g.cudart_error = "CUDA runtime not loadable: " + rt.error();

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "doctor/dl.h"
+#include "shared_library.h"
 #include "doctor/facts.h"
 
 #if __has_include(<infiniband/verbs.h>)
@@ -35,7 +35,7 @@ namespace {
 
 #ifdef GDR_DOCTOR_VERBS_TYPES
 struct Verbs {
-  Library lib{"libibverbs.so.1"};
+  SharedLibrary lib{"libibverbs.so.1"};
   ibv_device** (*get_list)(int*) = lib.sym<ibv_device** (*)(int*)>("ibv_get_device_list");
   void (*free_list)(ibv_device**) = lib.sym<void (*)(ibv_device**)>("ibv_free_device_list");
   const char* (*dev_name)(ibv_device*) = lib.sym<const char* (*)(ibv_device*)>("ibv_get_device_name");

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "doctor/dl.h"
+#include "shared_library.h"
 #include "doctor/facts.h"
 
 #if defined(GDR_HAVE_UCX) || __has_include(<ucp/api/ucp.h>)
@@ -23,7 +23,7 @@ namespace gdr::doctor::detail {
 namespace {
 
 void probe_ucx(VersionSide& v) {
-  Library ucp{"libucp.so.0"};
+  SharedLibrary ucp{"libucp.so.0"};
   if (!ucp) {
     v.ucx_error = "UCX not loadable: " + ucp.error();
     return;
@@ -99,7 +99,7 @@ void probe_mpi(VersionSide& v) {
 }
 
 void probe_nccl(VersionSide& v) {
-  Library nccl{"libnccl.so.2"};
+  SharedLibrary nccl{"libnccl.so.2"};
   if (!nccl) {
     v.nccl_error = "libnccl.so.2 not loadable";
     return;

@@ -1,8 +1,8 @@
 #include "cuda_driver.h"
 
-#include <dlfcn.h>
-
 #include <fmt/format.h>
+
+#include "src/shared_library.h"
 
 namespace gdr::verbs {
 namespace {
@@ -11,12 +11,6 @@ namespace {
 constexpr int kCudaSuccess = 0;
 constexpr int kRangeHandleDmabufFd = 0x1;  // CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD
 constexpr int kAttrSyncMemops = 6;         // CU_POINTER_ATTRIBUTE_SYNC_MEMOPS
-
-template <class F>
-bool load(void* lib, const char* name, F& fn) {
-  fn = reinterpret_cast<F>(dlsym(lib, name));
-  return fn != nullptr;
-}
 }  // namespace
 
 CudaDriver& CudaDriver::get() {
@@ -25,20 +19,18 @@ CudaDriver& CudaDriver::get() {
 }
 
 CudaDriver::CudaDriver() {
-  lib_ = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib_) {
-    const char* e = dlerror();
-    why_ = fmt::format("no CUDA driver ({})", e ? e : "dlopen libcuda.so.1 failed");
+  SharedLibrary lib{"libcuda.so.1"};  // stays mapped: drivers are never unloaded
+  if (!lib) {
+    why_ = fmt::format("no CUDA driver ({})", lib.error());
     return;
   }
   // cuMemGetHandleForAddressRange appeared in CUDA 11.7; older drivers only
   // lose the dma-buf path.
-  load(lib_, "cuMemGetHandleForAddressRange", get_handle_);
-  if (!load(lib_, "cuInit", init_) || !load(lib_, "cuGetErrorString", get_error_string_) ||
-      !load(lib_, "cuPointerSetAttribute", set_attribute_) ||
-      !load(lib_, "cuDeviceGetCount", device_get_count_) ||
-      !load(lib_, "cuDeviceGet", device_get_) ||
-      !load(lib_, "cuDeviceGetPCIBusId", device_get_pci_bus_id_)) {
+  lib.load("cuMemGetHandleForAddressRange", get_handle_);
+  if (!lib.load("cuInit", init_) || !lib.load("cuGetErrorString", get_error_string_) ||
+      !lib.load("cuPointerSetAttribute", set_attribute_) ||
+      !lib.load("cuDeviceGetCount", device_get_count_) || !lib.load("cuDeviceGet", device_get_) ||
+      !lib.load("cuDeviceGetPCIBusId", device_get_pci_bus_id_)) {
     why_ = "libcuda.so.1 lacks a driver entry point gdrbench needs";
     return;
   }

@@ -31,7 +31,6 @@ class CudaDriver {
   std::string result_text(int result) const;
 
   std::string why_;
-  void* lib_ = nullptr;
   int (*init_)(unsigned) = nullptr;
   int (*get_error_string_)(int, const char**) = nullptr;
   int (*get_handle_)(void*, unsigned long long, std::size_t, int, unsigned long long) = nullptr;

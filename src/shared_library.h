@@ -1,5 +1,6 @@
 // A shared library opened at run time, so that gdrbench starts on machines
-// without the GPU driver, NVML, libibverbs, UCX or NCCL.
+// without the GPU driver, NVML, libibverbs, UCX or NCCL. The one loader of
+// the doctor, the verbs transport's CUDA driver calls and the NCCL rows.
 #pragma once
 
 #include <dlfcn.h>
@@ -7,13 +8,13 @@
 #include <initializer_list>
 #include <string>
 
-namespace gdr::doctor::detail {
+namespace gdr {
 
-class Library {
+class SharedLibrary {
  public:
   // Tries each name in turn; the first that loads wins. error() says why
   // none did.
-  Library(std::initializer_list<const char*> names) {
+  SharedLibrary(std::initializer_list<const char*> names) {
     for (const char* n : names) {
       handle_ = dlopen(n, RTLD_NOW | RTLD_LOCAL);
       if (handle_) {
@@ -25,12 +26,12 @@ class Library {
       if (error_.empty()) error_ = e ? e : n;
     }
   }
-  ~Library() {
+  ~SharedLibrary() {
     // Drivers (libcuda, NVML) do not like being unloaded while their state
     // lives on; keep them mapped for the life of the process.
   }
-  Library(const Library&) = delete;
-  Library& operator=(const Library&) = delete;
+  SharedLibrary(const SharedLibrary&) = delete;
+  SharedLibrary& operator=(const SharedLibrary&) = delete;
 
   explicit operator bool() const { return handle_ != nullptr; }
   const std::string& name() const { return name_; }
@@ -41,6 +42,12 @@ class Library {
   Fn sym(const char* symbol) const {
     if (!handle_) return nullptr;
     return reinterpret_cast<Fn>(dlsym(handle_, symbol));
+  }
+  // Sets `fn` to the symbol; false (and `fn` null) when it is missing.
+  template <class Fn>
+  bool load(const char* symbol, Fn& fn) const {
+    fn = sym<Fn>(symbol);
+    return fn != nullptr;
   }
   // Path of the file that was actually loaded ("" if unknown).
   std::string path(const char* any_symbol) const {
@@ -57,4 +64,4 @@ class Library {
   std::string error_;
 };
 
-}  // namespace gdr::doctor::detail
+}  // namespace gdr
