@@ -31,16 +31,13 @@
 #include "transports/mpi/cuda_aware.h"
 #include "runner.h"
 #include "signals.h"
+#include "launcher.h"
 
 extern char** environ;
 
 namespace gdr {
 
-int launcher_rank() {
-  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"})
-    if (const char* v = std::getenv(var)) return std::atoi(v);
-  return 0;
-}
+int launcher_rank() { return launcher::rank(); }
 
 void usage_error_line(const std::string& message) {
   if (launcher_rank() == 0) {

@@ -24,6 +24,7 @@
 #include "memory.h"
 #include "signals.h"
 #include "sizes.h"
+#include "src/launcher.h"
 
 namespace gdr::cuda {
 namespace {
@@ -48,17 +49,11 @@ Choice& choice() {
   return c;
 }
 
-int env_int(std::initializer_list<const char*> vars, int fallback) {
-  for (const char* v : vars)
-    if (const char* s = std::getenv(v)) return std::atoi(s);
-  return fallback;
-}
-
 std::string default_who() {
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   return fmt::format("rank {} ({})",
-                     env_int({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}, 0),
+                     launcher::rank(),
                      host);
 }
 
@@ -92,9 +87,7 @@ class CudaMemory final : public MemoryOps {
     if (std::string why = unavailable_reason(); !why.empty())
       throw UsageError(fmt::format("-m cuda: {}: {}", who(), why));
     const Choice& c = choice();
-    int local = c.local_rank >= 0 ? c.local_rank
-                                  : env_int({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                                             "SLURM_LOCALID", "PMIX_LOCAL_RANK"}, 0);
+    int local = c.local_rank >= 0 ? c.local_rank : launcher::local_rank();
     dev_ = c.device >= 0 ? c.device : local % device_count();
     check(cudaSetDevice(dev_), "cudaSetDevice");
     check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
@@ -353,7 +346,7 @@ bool ranks_share_gpu() {
   const Choice& c = choice();
   int per_node = c.max_local_ranks > 0
                      ? c.max_local_ranks
-                     : env_int({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"}, 1);
+                     : launcher::local_size();
   if (per_node <= 1) return false;
   return c.device >= 0 || per_node > g_cuda.device_count();
 }

@@ -17,6 +17,7 @@
 #include "bootstrap.h"
 #include "doctor/doctor.h"
 #include "errors.h"
+#include "src/launcher.h"
 
 namespace gdr::doctor {
 namespace {
@@ -29,13 +30,7 @@ struct CommandOptions {
   Options probe;
 };
 
-bool launched_by_mpi() {
-  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"})
-    if (std::getenv(v)) return true;
-  const char* step = std::getenv("SLURM_STEP_ID");
-  const char* ntasks = std::getenv("SLURM_NTASKS");
-  return step && ntasks && std::atoi(ntasks) > 1;
-}
+bool launched_by_mpi() { return launcher::present(); }
 
 void emit(const CommandOptions& o, const std::vector<Report>& reports) {
   std::string text = o.json ? to_json(reports) : to_table(reports);

@@ -5,6 +5,7 @@
 // type itself. Any other PML (ob1) would hand device pointers to memcpy and
 // crash in opal_convertor_pack, so that case is refused with the reason.
 #include "cuda_aware.h"
+#include "src/launcher.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
@@ -130,7 +131,7 @@ std::string device_memory_reason_for_list() {
   // Under a launcher MPI_Init is cheap and safe, and names the PML this
   // launch picks. Alone, a singleton init would start Open MPI's runtime (and
   // refuse root): say what the headers tell instead.
-  bool launched = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_RANK");
+  bool launched = launcher::by_mpi();
   if (!initialized && !finalized && launched) {
     int provided = 0;
     if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
