@@ -9,6 +9,7 @@
 #include "src/errors.h"
 #include "src/shared_library.h"
 #include "src/signals.h"
+#include "src/wait_loop.h"
 #include "test.h"
 
 namespace gdr::nccl {
@@ -99,20 +100,18 @@ void Communicator::check(TestEnv& env, Result r, const char* call) const {
 }
 
 void Communicator::wait(TestEnv& env, const char* what) {
-  Deadline deadline(env.boot.timeout());
-  for (unsigned spins = 0;; ++spins) {
+  for (WaitLoop loop(env.boot.timeout(), 1024);;) {
     cudaError_t e = cudaStreamQuery(stream_);
     if (e == cudaSuccess) return;
     if (e != cudaErrorNotReady)
       throw RunError(fmt::format("{}: {}: cudaStreamQuery: {}", env.boot.me(), what,
                                  cudaGetErrorString(e)));
-    if ((spins & 1023u) != 1023u) continue;
+    if (!loop.tick()) continue;
     Result async = kSuccess;
     Api::get().async_error(comm_, &async);
     if (async != kSuccess && async != kInProgress)
       throw RunError(fmt::format("{}: {} failed: {}", env.boot.me(), what, Api::get().text(async)));
-    throw_if_interrupted();
-    if (deadline.expired()) {
+    if (loop.expired()) {
       Api::get().comm_abort(comm_);
       comm_ = nullptr;
       throw TimeoutError(fmt::format("{}: {} did not finish within {:g} s during {}", env.boot.me(),

@@ -27,6 +27,7 @@
 #include "src/errors.h"
 #include "src/pattern.h"
 #include "src/signals.h"
+#include "src/wait_loop.h"
 #include "timed_loop.h"
 
 namespace gdr::patterns {
@@ -77,9 +78,8 @@ template <typename OnDone>
 void poll_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done, const Bootstrap& boot,
               OnDone on_done) {
   const bool yield = oversubscribed(boot);
-  std::optional<Deadline> deadline;
   std::size_t left = reqs.size() - static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
-  for (unsigned spins = 0; left > 0; ++spins) {
+  for (WaitLoop loop(boot.timeout()); left > 0;) {
     for (std::size_t i = 0; i < reqs.size(); ++i)
       if (!done[i] && t.test(reqs[i])) {
         done[i] = 1;
@@ -89,10 +89,7 @@ void poll_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done,
         left += reqs.size() - before;
       }
     if (left > 0 && yield) std::this_thread::yield();
-    if (left == 0 || ((spins & 255u) != 255u && !interrupted())) continue;
-    throw_if_interrupted();
-    if (!deadline) deadline.emplace(boot.timeout());
-    if (!deadline->expired()) continue;
+    if (left == 0 || !loop.tick() || !loop.expired()) continue;
     for (std::size_t i = 0; i < reqs.size(); ++i)
       if (!done[i])
         throw TimeoutError(fmt::format(

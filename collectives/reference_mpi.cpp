@@ -6,6 +6,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/signals.h"
+#include "src/wait_loop.h"
 #include "test.h"
 #include "transports/mpi/cuda_aware.h"
 #include "timed_loop.h"
@@ -46,13 +47,11 @@ class MpiAllreduce final : public Test {
                               mpi_type(c.dtype), mpi_op(c.op), env.boot.comm(), &req);
       if (rc != MPI_SUCCESS)
         throw RunError(fmt::format("{}: MPI_Iallreduce failed (code {})", env.boot.me(), rc));
-      Deadline deadline(env.boot.timeout());
       int done = 0;
-      for (unsigned spins = 0; !done; ++spins) {
+      for (WaitLoop loop(env.boot.timeout()); !done;) {
         MPI_Test(&req, &done, MPI_STATUS_IGNORE);
         // A signal here, or (rank 0) another rank's failure or interrupt.
-        if (!done && ((spins & 255u) == 255u || interrupted())) throw_if_interrupted();
-        if (!done && deadline.expired())
+        if (!done && loop.tick() && loop.expired())
           throw TimeoutError(fmt::format("{}: MPI_Allreduce did not finish within {:g} s during {}",
                                          env.boot.me(), env.boot.timeout(), activity()));
       }

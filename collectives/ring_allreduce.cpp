@@ -9,6 +9,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/signals.h"
+#include "src/wait_loop.h"
 #include "src/stats.h"
 #include "test.h"
 #include "timed_loop.h"
@@ -71,7 +72,7 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
   std::vector<Pending> sends, recvs;
   std::vector<Reducing> reduces;
   std::size_t next_send = 0, next_recv = 0, finished = 0;
-  Deadline deadline(env.boot.timeout());
+  WaitLoop loop(env.boot.timeout(), 1);  // bounds a stall: restarts on progress
 
   while (finished < 2 * total) {
     // Sends go out in (step, chunk) order once their data is final.
@@ -129,8 +130,8 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
       ++finished;
       return progressed = true;
     });
-    if (progressed) deadline = Deadline(env.boot.timeout());
-    else if (throw_if_interrupted(); deadline.expired())
+    if (progressed) loop.progressed();
+    else if (loop.tick() && loop.expired())
       throw TimeoutError(fmt::format(
           "{}: timed out after {:g} s in {} waiting for {} (from left) / {} (to right); {} of {} "
           "ring operations done; roll call: {}",

@@ -13,6 +13,7 @@
 
 #include "errors.h"
 #include "signals.h"
+#include "wait_loop.h"
 
 namespace gdr {
 namespace {
@@ -107,20 +108,17 @@ void Bootstrap::wait(MPI_Request& req, const char* what) {
     Waiting(const char*& s, const char* w) : slot(s) { slot = w; }
     ~Waiting() { slot = nullptr; }
   } waiting{waiting_in_, what};
-  Deadline deadline(timeout_s_);
   int done = 0;
-  for (unsigned spins = 0;; ++spins) {
+  for (WaitLoop loop(timeout_s_, 1024);;) {
     int rc = MPI_Test(&req, &done, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS) check_mpi(rc, what);
     if (done) return;
     for (auto& [owner, progress] : idle_progress_) progress();
-    if ((spins & 1023u) == 1023u || interrupted()) {
-      throw_if_interrupted();
-      if (deadline.expired())
-        throw TimeoutError(fmt::format("{}: timed out after {:g} s in {} during {}: {}", me(), timeout_s_,
-                                       what, activity(), who_is_missing()));
-      std::this_thread::yield();
-    }
+    if (!loop.tick()) continue;
+    if (loop.expired())
+      throw TimeoutError(fmt::format("{}: timed out after {:g} s in {} during {}: {}", me(), timeout_s_,
+                                     what, activity(), who_is_missing()));
+    std::this_thread::yield();
   }
 }
 

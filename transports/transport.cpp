@@ -9,6 +9,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/signals.h"
+#include "src/wait_loop.h"
 
 namespace gdr {
 
@@ -43,17 +44,13 @@ void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot
   std::vector<char> many(reqs.size() > sizeof few ? reqs.size() : 0, 0);
   char* done = many.empty() ? few : many.data();
   std::size_t left = reqs.size();
-  std::optional<Deadline> deadline;
-  for (unsigned spins = 0; left > 0; ++spins) {
+  for (WaitLoop loop(boot.timeout()); left > 0;) {
     for (std::size_t i = 0; i < reqs.size(); ++i)
       if (!done[i] && t.test(reqs[i])) {
         done[i] = 1;
         --left;
       }
-    if (left == 0 || ((spins & 255u) != 255u && !interrupted())) continue;
-    throw_if_interrupted();
-    if (!deadline) deadline.emplace(boot.timeout());  // from the first check: 255 spins late at most
-    if (!deadline->expired()) continue;
+    if (left == 0 || !loop.tick() || !loop.expired()) continue;
     for (std::size_t i = 0; i < reqs.size(); ++i)
       if (!done[i])
         throw TimeoutError(fmt::format(

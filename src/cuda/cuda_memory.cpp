@@ -23,6 +23,7 @@
 #include "host_reduce.h"
 #include "memory.h"
 #include "signals.h"
+#include "wait_loop.h"
 #include "sizes.h"
 #include "src/launcher.h"
 
@@ -216,12 +217,11 @@ class CudaMemory final : public MemoryOps {
     check(cudaEventRecord(timing_[0], stream_), "cudaEventRecord (copy window start)");
     for (int i = 0; i < n; ++i) check(cudaMemcpyAsync(dst, src, bytes, kind, stream_), "cudaMemcpyAsync (copy window)");
     check(cudaEventRecord(timing_[1], stream_), "cudaEventRecord (copy window end)");
-    Deadline deadline(timeout_s);
-    for (unsigned spins = 0;; ++spins) {
+    for (WaitLoop loop(timeout_s, 1024);;) {
       cudaError_t e = cudaEventQuery(timing_[1]);
       if (e == cudaSuccess) break;
       if (e != cudaErrorNotReady) check(e, "cudaEventQuery (copy window)");
-      if ((spins & 1023u) == 1023u && (throw_if_interrupted(), deadline.expired()))
+      if (loop.tick() && loop.expired())
         throw TimeoutError(fmt::format("{}: {} copies of {} B on CUDA device {} did not finish within {:g} s",
                                        who(), n, bytes, dev_, timeout_s));
     }

@@ -19,6 +19,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/signals.h"
+#include "src/wait_loop.h"
 #include "transports/transport.h"
 #include "send_cap.h"
 #include "ucx_context.h"
@@ -259,8 +260,7 @@ void UcxTransport::handshake(const std::vector<int>& peers) {
     ss.seq = peers_[p].send_seq++;
     ss.req = start(p, &h.out, sizeof h.out, true, ss.seq, nullptr, ss);
   }
-  Deadline deadline(boot_.timeout());
-  for (unsigned spins = 0;; ++spins) {
+  for (WaitLoop loop(boot_.timeout());;) {
     bool all = true;
     for (Hello& h : hellos) {
       Request rr{h.recv_id, h.peer, false, sizeof h.in}, sr{h.send_id, h.peer, true, sizeof h.out};
@@ -269,9 +269,7 @@ void UcxTransport::handshake(const std::vector<int>& peers) {
       all = all && h.recv_done && h.send_done;
     }
     if (all) break;
-    if ((spins & 255u) != 255u && !interrupted()) continue;
-    throw_if_interrupted();
-    if (!deadline.expired()) continue;
+    if (!loop.tick() || !loop.expired()) continue;
     for (Hello& h : hellos)
       if (!h.recv_done || !h.send_done)
         throw TimeoutError(fmt::format(
