@@ -130,11 +130,11 @@ def main():
            ("postlist off (bw write)", "fp_bw_write_on", "fp_bw_write_nopostlist", int(fp_bw), False),
            ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),
            ("wait=event (latency imm)", "fp_lat_on", "fp_lat_event", int(fp_lat), True),
-           ("wait=event (bw write)", "fp_bw_write_on", "fp_bw_write_event", int(fp_bw), False),
-           ("wait=event (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_event", int(fp_big), False)]
+           ("wait=poll (bw write)", "fp_bw_write_on", "fp_bw_write_poll", int(fp_bw), False),
+           ("wait=poll (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_poll", int(fp_big), False)]
     if any(os.path.exists(f"{d}/fp_lat_on.h5") for d in reps):
         print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
-              "wait=event: time with it / time spinning), "
+              "wait: time with the other wait / with the default: imm spins, write on rxe sleeps), "
               "median [min-max] over repeats ==")
         for name, on, off, size, median in fps:
             ratios = []

@@ -27,8 +27,9 @@
 #   FASTPATHS             1: also each fast path off against the default, at
 #                         FP_LAT_SIZE (latency, imm: inline) and FP_BW_SIZE
 #                         (bw: write with signaling / postlist off, imm with
-#                         receive batches off); and GDR_VERBS_WAIT=event
-#                         against spinning (latency imm, bw write at
+#                         receive batches off); and the other wait than the
+#                         default (latency imm: GDR_VERBS_WAIT=event; bw
+#                         write, event by default on rxe: =poll, at
 #                         FP_BW_SIZE and FP_BIG_SIZE)
 #   SERVER_DEV CLIENT_DEV perftest server / client device; gdrbench rank 1 /
 #                         rank 0, so the data flows CLIENT_DEV -> SERVER_DEV
@@ -164,11 +165,12 @@ for rep in $(seq 1 "$REPEAT"); do
       gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_imm_on" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_RECV_BATCH=0 -- "$out/fp_bw_imm_norecvbatch" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      # Waiting on a completion channel (GDR_VERBS_WAIT=event) against spinning.
+      # The other way to wait than the default: imm spins by default (event
+      # here), write on rxe sleeps on a completion channel (poll here).
       gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_event" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_poll" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_write_big_on" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
-      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_big_event" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+      gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_big_poll" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
     }
   fi
 done
