@@ -46,8 +46,10 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   // an HCA. A software device acks from kernel threads on CPUs it shares
   // with everything else: under load rxe under emulation went 7 tries of
   // 67 ms without an ack and failed a healthy peer (issue 19), where
-  // perftest, with retry_cnt 7 (forever on rxe), just waits. 17 (537 ms a
-  // try, ~4 s before a dead peer is reported) gives it that patience.
+  // perftest, with retry_cnt 7 (forever on rxe), just waits. 16 (268 ms a
+  // try, ~2 s before a dead peer is reported) survives a 1.5 s stall and
+  // still reports a dead peer before mpirun's 5 s keepalive in the
+  // two-guest tests (17, ~4 s, lost that race once: tests/softroce).
   qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", software_device_ ? kSoftQpTimeout : 14, 1, 31);
   mode_ = parse_mode(verbs_options().mode);
   // The fast paths, on by default; 0 turns one off to measure what it gives.
