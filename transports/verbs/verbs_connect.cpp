@@ -56,6 +56,7 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   want_inline_ = env_int("GDR_VERBS_INLINE", 1, 0, 1) ? kWantInline : 0;
   postlist_ = env_int("GDR_VERBS_POSTLIST", 1, 0, 1);
   recv_batch_ = env_int("GDR_VERBS_RECV_BATCH", 1, 0, 1);
+  yield_ = env_int("GDR_VERBS_YIELD", 1, 0, 1);
   // Waiting: spin on the CQ (poll), or after kSpinPolls empty polls sleep
   // on a completion channel (event, as perftest -e). Default: poll, except
   // write mode on a software device, whose receiver is passive (one
