@@ -2,9 +2,10 @@
 the perftest tool of the same shape, per size and repeat of one guest boot,
 with the spread over repeats; then each fast path off over on.
 
-    bench_verbs_table.py RAW "BW_SIZES" "LAT_SIZES" WINDOW REPEAT FP_LAT_SIZE FP_BW_SIZE [FP_BIG_SIZE]
+    bench_verbs_table.py RAW "BW_SIZES" "LAT_SIZES" WINDOW REPEAT FP_LAT_SIZE FP_BW_SIZE [FP_BIG_SIZE [LOAD NODES]]
 
 RAW holds rep1/, rep2/, ... as tests/softroce/bench_guest.sh leaves them.
+LOAD: lines "EPOCH LOADAVG1" sampled on the host during the guest run.
 Exit status 0 (the targets are reported, not enforced: emulation is noisy).
 """
 import os
@@ -56,10 +57,20 @@ def spread(xs):
 def main():
     raw, bw_sizes, lat_sizes, window, repeat, fp_lat, fp_bw = sys.argv[1:8]
     fp_big = sys.argv[8] if len(sys.argv) > 8 else "1048576"
+    load = sys.argv[9] if len(sys.argv) > 9 else ""
+    nodes = sys.argv[10] if len(sys.argv) > 10 else "1"
     bw_sizes, lat_sizes = list(map(int, bw_sizes.split())), list(map(int, lat_sizes.split()))
     reps = [f"{raw}/rep{r}" for r in range(1, int(repeat) + 1)]
     misses, wrong = [], 0
 
+    where = ("two guests (node1 -> node2, rxe0 on eth0 each)" if nodes == "2"
+             else "one guest (rxe1 -> rxe0 over a veth pair)")
+    print(f"\n== {where}; repeats in ABBA order")
+    if load and os.path.exists(load):
+        xs = [float(l.split()[1]) for l in open(load) if len(l.split()) == 2]
+        if xs:
+            print(f"== host load average (1 min) during the run: median {np.median(xs):.1f} "
+                  f"[{min(xs):.1f}-{max(xs):.1f}] over {len(xs)} samples (2 cores, shared)")
     print(f"\n== bandwidth (GB/s = 1e9 B/s; perftest MiB/s x 2^20/1e9), window {window}; "
           f"ratio = gdrbench / perftest, median [min-max] over {len(reps)} repeats ==")
     for tool, mode in (("ib_write_bw", "write"), ("ib_send_bw", "imm")):
@@ -119,11 +130,11 @@ def main():
            ("postlist off (bw write)", "fp_bw_write_on", "fp_bw_write_nopostlist", int(fp_bw), False),
            ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),
            ("wait=event (latency imm)", "fp_lat_on", "fp_lat_event", int(fp_lat), True),
-           ("wait=event (bw write)", "fp_bw_write_on", "fp_bw_write_event", int(fp_bw), False),
-           ("wait=event (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_event", int(fp_big), False)]
+           ("wait=poll (bw write)", "fp_bw_write_on", "fp_bw_write_poll", int(fp_bw), False),
+           ("wait=poll (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_poll", int(fp_big), False)]
     if any(os.path.exists(f"{d}/fp_lat_on.h5") for d in reps):
         print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
-              "wait=event: time with it / time spinning), "
+              "wait: time with the other wait / with the default: imm spins, write on rxe sleeps), "
               "median [min-max] over repeats ==")
         for name, on, off, size, median in fps:
             ratios = []

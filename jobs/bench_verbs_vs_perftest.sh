@@ -24,12 +24,27 @@
 #  - latency: both one-way (round trip / 2). Target on the median: perftest
 #    t_typical vs gdrbench's median iteration.
 #
-# Usage: jobs/bench_verbs_vs_perftest.sh   (env: WINDOW BW_ITERS LAT_ITERS
+#  - two nodes (--nodes 2): two guests joined by a qemu UDP link on 127.0.0.1
+#    (tests/softroce/two_nodes.sh); perftest server in node2, client in node1,
+#    rxe0 on eth0 in both, GID index 0 (link-local); gdrbench rank 0 in node1.
+#  - order: ABBA over repeats (odd: perftest first; even: gdrbench first).
+#  - load: the host's 1-minute load average, sampled every 10 s during the
+#    guest run (the machine is shared), is printed with the table.
+#
+# Usage: jobs/bench_verbs_vs_perftest.sh [--nodes 1|2]   (env: WINDOW BW_ITERS LAT_ITERS
 #        BW_MIN BW_MAX BW_FACTOR LAT_MIN LAT_MAX LAT_FACTOR REPEAT FASTPATHS
 #        FP_LAT_SIZE FP_BW_SIZE FP_BIG_SIZE GUEST_TIMEOUT GDRBENCH_BUILD)
 # Raw guest outputs: <build>/bench-verbs-vs-perftest/<UTC time>/raw/rep<R>/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+nodes=1
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --nodes) nodes=${2:-}; shift 2 || { echo "bench_verbs_vs_perftest: --nodes wants 1 or 2" >&2; exit 2; } ;;
+    *) echo "bench_verbs_vs_perftest: unknown argument '$1' (usage: [--nodes 1|2])" >&2; exit 2 ;;
+  esac
+done
+[[ $nodes == 1 || $nodes == 2 ]] || { echo "bench_verbs_vs_perftest: --nodes wants 1 or 2, got '$nodes'" >&2; exit 2; }
 build=${GDRBENCH_BUILD:-$top/build}
 [[ -x $build/gdrbench ]] || { echo "no $build/gdrbench (set GDRBENCH_BUILD)" >&2; exit 2; }
 WINDOW=${WINDOW:-16} BW_ITERS=${BW_ITERS:-3} LAT_ITERS=${LAT_ITERS:-300}
@@ -47,22 +62,31 @@ mkdir -p "$res/raw"
 cp "$build/gdrbench" "$res/gdrbench"
 echo "results: $res"
 start=$(date +%s)
+envs=(--env "BW_SIZES=$bw_sizes" --env "BW_FACTOR=$BW_FACTOR"
+  --env "LAT_SIZES=$lat_sizes" --env "LAT_FACTOR=$LAT_FACTOR" --env "REPEAT=$REPEAT"
+  --env "FASTPATHS=$FASTPATHS" --env "FP_LAT_SIZE=$FP_LAT_SIZE" --env "FP_BW_SIZE=$FP_BW_SIZE" --env "FP_BIG_SIZE=$FP_BIG_SIZE"
+  --env "WINDOW=$WINDOW" --env "BW_ITERS=$BW_ITERS" --env "LAT_ITERS=$LAT_ITERS" --env "NODES=$nodes")
+guest=(bash "$top/tests/softroce/bench_guest.sh" /results/raw /results/gdrbench)
+# The host's load while the guests run (the machine is shared).
+(while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 10; done) >"$res/load.txt" &
+load_pid=$!
 set +e
-"$top/tests/softroce/vm.sh" --share "$res" --timeout "$GUEST_TIMEOUT" \
-  --env "BW_SIZES=$bw_sizes" --env "BW_FACTOR=$BW_FACTOR" \
-  --env "LAT_SIZES=$lat_sizes" --env "LAT_FACTOR=$LAT_FACTOR" --env "REPEAT=$REPEAT" \
-  --env "FASTPATHS=$FASTPATHS" --env "FP_LAT_SIZE=$FP_LAT_SIZE" --env "FP_BW_SIZE=$FP_BW_SIZE" --env "FP_BIG_SIZE=$FP_BIG_SIZE" \
-  --env "WINDOW=$WINDOW" --env "BW_ITERS=$BW_ITERS" --env "LAT_ITERS=$LAT_ITERS" \
-  -- bash "$top/tests/softroce/bench_guest.sh" /results/raw /results/gdrbench \
-  2>&1 | tee "$res/guest-output.txt"
+if [[ $nodes == 2 ]]; then
+  "$top/tests/softroce/two_nodes.sh" --build "$build" --results "$res" --timeout "$GUEST_TIMEOUT" \
+    "${envs[@]}" --command -- "${guest[@]}" 2>&1 | tee "$res/guest-output.txt"
+else
+  "$top/tests/softroce/vm.sh" --share "$res" --timeout "$GUEST_TIMEOUT" "${envs[@]}" -- "${guest[@]}" \
+    2>&1 | tee "$res/guest-output.txt"
+fi
 rc=${PIPESTATUS[0]}
 set -e
+kill "$load_pid" 2>/dev/null || true
 echo "guest run: exit $rc, $(( $(date +%s) - start )) s wall (boot included)"
 
 py=
 for p in /usr/bin/python3 python3; do "$p" -c 'import h5py' 2>/dev/null && { py=$p; break; }; done
 [[ -n $py ]] || { echo "no python3 with h5py (apt-get install python3-h5py)" >&2; exit 2; }
 "$py" "$top/jobs/bench_verbs_table.py" "$res/raw" "$bw_sizes" "$lat_sizes" "$WINDOW" "$REPEAT" \
-  "$FP_LAT_SIZE" "$FP_BW_SIZE" "$FP_BIG_SIZE" | tee "$res/table.txt"
+  "$FP_LAT_SIZE" "$FP_BW_SIZE" "$FP_BIG_SIZE" "$res/load.txt" "$nodes" | tee "$res/table.txt"
 echo "raw outputs: $res/raw  table: $res/table.txt"
 exit "$rc"

@@ -11,8 +11,9 @@
 #   ib_send_lat   <-> latency --verbs-mode imm    (receiver polls its CQ)
 #   ib_write_bw   <-> bw --verbs-mode write       (receiver idle, one immediate per window)
 #   ib_send_bw    <-> bw --verbs-mode imm         (a completion per message)
-# Each pair runs back to back (perftest, then gdrbench), so a change of load
-# on the host hits both alike.
+# Each pair runs back to back, in ABBA order over the repeats (odd repeats
+# perftest first, even ones gdrbench first), so a change of load on the host
+# hits both alike and neither always runs first.
 #
 # Settings come from the environment (the host script sets them):
 #   BW_SIZES, LAT_SIZES   sizes in bytes, space separated (each list geometric
@@ -26,12 +27,19 @@
 #   FASTPATHS             1: also each fast path off against the default, at
 #                         FP_LAT_SIZE (latency, imm: inline) and FP_BW_SIZE
 #                         (bw: write with signaling / postlist off, imm with
-#                         receive batches off); and GDR_VERBS_WAIT=event
-#                         against spinning (latency imm, bw write at
+#                         receive batches off); and the other wait than the
+#                         default (latency imm: GDR_VERBS_WAIT=event; bw
+#                         write, event by default on rxe: =poll, at
 #                         FP_BW_SIZE and FP_BIG_SIZE)
 #   SERVER_DEV CLIENT_DEV perftest server / client device; gdrbench rank 1 /
 #                         rank 0, so the data flows CLIENT_DEV -> SERVER_DEV
 #                         in both tools (rank 0 is the bw sender)
+#   NODES                 1 (one guest, rxe1 -> rxe0 over a veth pair) or 2
+#                         (tests/softroce/two_nodes.sh --command: this script
+#                         runs in node1; perftest's server runs in node2 through
+#                         relay.sh, its client here against node2's 169.254.67.2;
+#                         gdrbench rank 0 in node1, rank 1 in node2; rxe0 on
+#                         both, so the data flows node1 -> node2 in both tools)
 # Files per repeat: perftest_<tool>_<size>.{client,server}.txt,
 # gdr_<lat|bw>_<mode>.{h5,txt}, fp_<name>.{h5,txt}.
 # perftest converts its rdtsc cycles with a CPU MHz it estimates; under
@@ -40,24 +48,36 @@ set -uo pipefail
 root=$1 gdr=$2
 : "${BW_SIZES:?}" "${LAT_SIZES:?}" "${BW_FACTOR:?}" "${LAT_FACTOR:?}"
 : "${WINDOW:=64}" "${BW_ITERS:=10}" "${LAT_ITERS:=1000}" "${REPEAT:=2}" "${FASTPATHS:=1}"
-: "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe1}" "${WARMUP:=1}"
+: "${NODES:=1}" "${WARMUP:=1}"
+if [[ $NODES == 2 ]]; then : "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe0}"
+else : "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe1}"; fi
+relay=$(cd "$(dirname "$0")" && pwd)/relay.sh
+server_host=127.0.0.1
+[[ $NODES == 2 ]] && server_host=169.254.67.2
 : "${FP_LAT_SIZE:=8}" "${FP_BW_SIZE:=4096}" "${FP_BIG_SIZE:=1048576}"
 port=18600
 status=0
 stamp() { echo "[$(date +%T)] $*"; }
 
-# One perftest server/client pair, both in this guest, out-of-band TCP over
-# 127.0.0.1. The client is retried until the server listens.
+# One perftest server/client pair, out-of-band TCP over 127.0.0.1 (one
+# guest) or to node2's link-local address (two guests; the server runs in
+# node2 through relay.sh, whose client here lasts as long as the server).
+# The client is retried until the server listens.
 perftest_pair() {  # tool size file-stem args...
   local tool=$1 size=$2 stem=$3; shift 3
   port=$((port + 1))
-  timeout 120 "$tool" -d "$SERVER_DEV" -x 0 -p "$port" -s "$size" "$@" \
-    >"$stem.server.txt" 2>&1 &
+  if [[ $NODES == 2 ]]; then
+    "$relay" node2 "timeout 120 $tool -d $SERVER_DEV -x 0 -p $port -s $size $* 2>&1" \
+      >"$stem.server.txt" 2>&1 &
+  else
+    timeout 120 "$tool" -d "$SERVER_DEV" -x 0 -p "$port" -s "$size" "$@" \
+      >"$stem.server.txt" 2>&1 &
+  fi
   local spid=$! rc=1 try
   for try in $(seq 1 40); do
     sleep 0.5
     kill -0 "$spid" 2>/dev/null || break
-    timeout 120 "$tool" -d "$CLIENT_DEV" -x 0 -p "$port" -s "$size" "$@" 127.0.0.1 \
+    timeout 120 "$tool" -d "$CLIENT_DEV" -x 0 -p "$port" -s "$size" "$@" "$server_host" \
       >"$stem.client.txt" 2>&1 && { rc=0; break; }
     grep -q "Couldn't connect\|Unable to open file descriptor" "$stem.client.txt" || break
   done
@@ -78,19 +98,23 @@ perftest() {  # tool size file-stem args...
 }
 
 first() { echo "$1"; }
+order() { (($1 % 2)) && echo "perftest first" || echo "gdrbench first"; }
 last() { echo "${!#}"; }
 
 # gdrbench: rank 0 on CLIENT_DEV (sender of bw, initiator of latency), rank 1
-# on SERVER_DEV, one app context per rank (as run.sh --hcas does). Extra
-# environment (a fast path off) goes first: NAME=VALUE... -- stem args...
+# on SERVER_DEV, one app context per rank (as run.sh --hcas does); with two
+# nodes rank 0 in node1, rank 1 in node2. Extra environment (a fast path
+# off) goes first: NAME=VALUE... -- stem args...
 gdr_run() {
   local envs=()
   while [[ $1 != -- ]]; do envs+=("$1"); shift; done
   shift
   local stem=$1; shift
-  timeout 240 mpirun --allow-run-as-root \
-    -np 1 env "${envs[@]}" GDR_VERBS_HCA="$CLIENT_DEV" "$gdr" run "$@" --output "$stem.h5" : \
-    -np 1 env "${envs[@]}" GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5" \
+  local where=(-np 1 env "${envs[@]}" GDR_VERBS_HCA="$CLIENT_DEV" "$gdr" run "$@" --output "$stem.h5" :
+               -np 1 env "${envs[@]}" GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5")
+  [[ $NODES == 2 ]] &&
+    where=(--host node1,node2 -np 2 env "${envs[@]}" GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5")
+  timeout 240 mpirun --allow-run-as-root "${where[@]}" \
     >"$stem.txt" 2>&1 || { stamp "FAILED: gdrbench $* (see $stem.txt)"; status=1; }
   grep -E "latency:|bw:" "$stem.txt"
 }
@@ -103,25 +127,31 @@ for rep in $(seq 1 "$REPEAT"); do
   stamp "repeat $rep of $REPEAT"
   for pair in "ib_write_lat poll" "ib_send_lat imm"; do
     read -r tool mode <<<"$pair"
-    stamp "$tool: sizes $LAT_SIZES, -n $LAT_ITERS; then gdrbench latency --verbs-mode $mode"
-    for s in $LAT_SIZES; do
-      perftest "$tool" "$s" "$out/perftest_${tool}_$s" -n "$LAT_ITERS"
-      grep -E "^ +$s +" "$out/perftest_${tool}_$s.client.txt" || true
-    done
+    stamp "$tool: sizes $LAT_SIZES, -n $LAT_ITERS; and gdrbench latency --verbs-mode $mode ($(order $rep))"
+    pt() {
+      for s in $LAT_SIZES; do
+        perftest "$tool" "$s" "$out/perftest_${tool}_$s" -n "$LAT_ITERS"
+        grep -E "^ +$s +" "$out/perftest_${tool}_$s.client.txt" || true
+      done
+    }
     # shellcheck disable=SC2046
-    gdr_run -- "$out/gdr_lat_$mode" $(lat_args) --verbs-mode "$mode" \
-      -b "$(first $LAT_SIZES)" -e "$(last $LAT_SIZES)" -f "$LAT_FACTOR"
+    gd() { gdr_run -- "$out/gdr_lat_$mode" $(lat_args) --verbs-mode "$mode" \
+             -b "$(first $LAT_SIZES)" -e "$(last $LAT_SIZES)" -f "$LAT_FACTOR"; }
+    if ((rep % 2)); then pt; gd; else gd; pt; fi
   done
   for pair in "ib_write_bw write" "ib_send_bw imm"; do
     read -r tool mode <<<"$pair"
-    stamp "$tool: sizes $BW_SIZES, -t $WINDOW, -n $((BW_ITERS * WINDOW)); then gdrbench bw --verbs-mode $mode"
-    for s in $BW_SIZES; do
-      perftest "$tool" "$s" "$out/perftest_${tool}_$s" -t "$WINDOW" -n "$((BW_ITERS * WINDOW))"
-      grep -E "^ +$s +" "$out/perftest_${tool}_$s.client.txt" || true
-    done
+    stamp "$tool: sizes $BW_SIZES, -t $WINDOW, -n $((BW_ITERS * WINDOW)); and gdrbench bw --verbs-mode $mode ($(order $rep))"
+    pt() {
+      for s in $BW_SIZES; do
+        perftest "$tool" "$s" "$out/perftest_${tool}_$s" -t "$WINDOW" -n "$((BW_ITERS * WINDOW))"
+        grep -E "^ +$s +" "$out/perftest_${tool}_$s.client.txt" || true
+      done
+    }
     # shellcheck disable=SC2046
-    gdr_run -- "$out/gdr_bw_$mode" $(bw_args) --verbs-mode "$mode" \
-      -b "$(first $BW_SIZES)" -e "$(last $BW_SIZES)" -f "$BW_FACTOR"
+    gd() { gdr_run -- "$out/gdr_bw_$mode" $(bw_args) --verbs-mode "$mode" \
+             -b "$(first $BW_SIZES)" -e "$(last $BW_SIZES)" -f "$BW_FACTOR"; }
+    if ((rep % 2)); then pt; gd; else gd; pt; fi
   done
   if [[ $FASTPATHS == 1 ]]; then
     # Each fast path off, right after the same shape with all on.
@@ -135,11 +165,12 @@ for rep in $(seq 1 "$REPEAT"); do
       gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_imm_on" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_RECV_BATCH=0 -- "$out/fp_bw_imm_norecvbatch" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      # Waiting on a completion channel (GDR_VERBS_WAIT=event) against spinning.
+      # The other way to wait than the default: imm spins by default (event
+      # here), write on rxe sleeps on a completion channel (poll here).
       gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_event" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
+      gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_poll" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_write_big_on" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
-      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_bw_write_big_event" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+      gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_big_poll" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
     }
   fi
 done

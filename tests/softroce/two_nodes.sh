@@ -6,14 +6,17 @@
 # ends node2 is told to stop. Both guests share the results folder.
 #
 #   two_nodes.sh --build DIR [--results DIR] [--timeout S] [--before CMD]
-#                [--node2 CMD] [--env NAME=VALUE]... -- <gdrbench run arguments>
+#                [--node2 CMD] [--env NAME=VALUE]... [--command] -- <gdrbench run arguments>
 #
 # --before CMD runs in node1, --node2 CMD in node2, both in the background.
+# --command: what follows -- is the command node1 runs instead of mpirun
+# gdrbench (jobs/bench_verbs_vs_perftest.sh --nodes 2 runs its script so);
+# it reaches node2 with relay.sh node2 CMD, as mpirun does.
 # Exit status: node1's command's (gdrbench's), 124 on timeout, 125 when a
 # guest could not run.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build= results= timeout=600 before= node2=
+build= results= timeout=600 before= node2= command=0
 envs=()
 while [[ $# -gt 0 ]]; do
   case $1 in
@@ -23,6 +26,7 @@ while [[ $# -gt 0 ]]; do
     --before) before=$2; shift 2 ;;
     --node2) node2=$2; shift 2 ;;
     --env) envs+=(--env "$2"); shift 2 ;;
+    --command) command=1; shift ;;
     --) shift; break ;;
     *) echo "two_nodes.sh: unknown option $1" >&2; exit 125 ;;
   esac
@@ -68,6 +72,7 @@ n2_pid=$!
 
 # node1 (one line: the guest runs it with dash): wait for node2's relay, then mpirun across both.
 mpi_cmd=(mpirun --host node1,node2 -np 2 "$build/gdrbench" run "$@")
+[[ $command == 1 ]] && mpi_cmd=("$@")
 rc=0
 "$here/vm.sh" "${envs[@]}" --share "$results" --node 1 --link "$p1:$p2" --timeout "$timeout" -- \
   sh -c "n=0; until [ -e /results/.vm-node2/ready ]; do n=\$((n + 1)); [ \$n -le 600 ] || { echo 'two_nodes: node2 not ready after 120 s'; exit 125; }; sleep 0.2; done; (${before:-:}) & exec \"\$@\"" \

@@ -42,18 +42,36 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   // rxe takes retry_cnt 7 to mean "retry forever" (the spec reserves that for
   // rnr_retry), so a dead peer would never be reported there: use 6.
   retry_cnt_ = env_int("GDR_VERBS_RETRY_CNT", da.vendor_id == kRxeVendorId ? 6 : 7, 0, 7);
-  qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", 14, 1, 31);  // 4.096 us * 2^14 = 67 ms a try
+  // Ack timeout, 4.096 us * 2^qp_timeout_ a try: 67 ms (14, perftest's) on
+  // an HCA. A software device acks from kernel threads on CPUs it shares
+  // with everything else: under load rxe under emulation went 7 tries of
+  // 67 ms without an ack and failed a healthy peer (issue 19), where
+  // perftest, with retry_cnt 7 (forever on rxe), just waits. 16 (268 ms a
+  // try, ~2 s before a dead peer is reported) survives a 1.5 s stall and
+  // still reports a dead peer before mpirun's 5 s keepalive in the
+  // two-guest tests (17, ~4 s, lost that race once: tests/softroce).
+  qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", software_device_ ? kSoftQpTimeout : 14, 1, 31);
   mode_ = parse_mode(verbs_options().mode);
   // The fast paths, on by default; 0 turns one off to measure what it gives.
   want_inline_ = env_int("GDR_VERBS_INLINE", 1, 0, 1) ? kWantInline : 0;
   postlist_ = env_int("GDR_VERBS_POSTLIST", 1, 0, 1);
   recv_batch_ = env_int("GDR_VERBS_RECV_BATCH", 1, 0, 1);
-  // Waiting: spin on the CQ (poll, default), or after kSpinPolls empty polls
-  // sleep on a completion channel (event, as perftest -e).
+  // A software device gets the CPU back on an empty poll (sched_yield),
+  // except in poll mode, whose arrivals are memory writes the kernel made
+  // already: yielding only notices them later (measured at 8 B: 62-82 us
+  // without, 78-101 us with; ib_write_lat 55-60 us, which never yields).
+  yield_ = env_int("GDR_VERBS_YIELD", mode_ == Mode::poll ? 0 : 1, 0, 1);
+  // Waiting: spin on the CQ (poll), or after kSpinPolls empty polls sleep
+  // on a completion channel (event, as perftest -e). Default: poll, except
+  // write mode on a software device, whose receiver is passive (one
+  // completion per window, as ib_write_bw's, which does not poll at all):
+  // spinning there took the CPU from the kernel moving the data (measured:
+  // write bw 0.35-0.7 of ib_write_bw spinning, 0.9-1.2 sleeping).
+  wait_event_ = software_device_ && mode_ == Mode::write;
   if (const char* w = std::getenv("GDR_VERBS_WAIT"); w && *w) {
     if (std::strcmp(w, "event") == 0) wait_event_ = true;
-    else if (std::strcmp(w, "poll") != 0)
-      throw UsageError(fmt::format("GDR_VERBS_WAIT={}: want poll or event", w));
+    else if (std::strcmp(w, "poll") == 0) wait_event_ = false;
+    else throw UsageError(fmt::format("GDR_VERBS_WAIT={}: want poll or event", w));
   }
   signal_every_ = static_cast<std::uint32_t>(
       env_int("GDR_VERBS_SIGNAL_EVERY", kSignalEvery, 1, static_cast<int>(send_depth_ / 2)));

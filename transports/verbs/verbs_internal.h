@@ -62,6 +62,7 @@ constexpr std::uint32_t kWantInline = 220;      // perftest's default for RC
 constexpr std::uint32_t kSignalEvery = 32;      // selective signaling: sq depth / 8
 constexpr int kSpinPolls = 64;                  // GDR_VERBS_WAIT=event: empty polls before sleeping
 constexpr int kSleepMs = 1;  // the longest sleep: credits and poll-mode data make no completion
+constexpr int kSoftQpTimeout = 16;  // ack timeout exponent on rxe/siw: 268 ms a try (verbs_connect.cpp)
 constexpr std::uint32_t kRxeVendorId = 0xffffff;  // Soft-RoCE
 constexpr std::uint32_t kSiwVendorId = 0x626d74;  // soft iWARP ("bmt")
 constexpr int kAccess = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;

@@ -103,7 +103,7 @@ bool VerbsTransport::test(const Request& req) {
       idle_polls_ = 0;
       sleep_on_cq();
     }
-  } else if (software_device_) {
+  } else if (software_device_ && yield_) {
     sched_yield();
   }
   return false;
@@ -258,6 +258,7 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
       {"verbs.signal_every", std::to_string(signal_every_)},
       {"verbs.recv_batch", recv_batch_ ? "1" : "0"},
       {"verbs.wait", wait_event_ ? "event" : "poll"},
+      {"verbs.yield", yield_ && software_device_ ? "1" : "0"},
   };
   if (port_.ethernet) d.emplace_back("verbs.gid", gid_text(port_.gid));
   else d.emplace_back("verbs.lid", std::to_string(port_.lid));
