@@ -82,3 +82,55 @@ class Suspects(TempDirCase):
         self.assertIn("fig-links-bw_mpi_host_direct_rounds-1024", images)
         self.assertIn("fig-links-latency_mpi_host_direct_rounds-65536", images)
         self.assertEqual(len(link_tables(load_run(self.run4))), 2)
+
+
+class RankDevices(TempDirCase):
+    """/ranks/gpu and /ranks/hca read back (the Soft-RoCE two-node cases check rxe0:1 on a verbs run)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.jsonl = os.path.join(cls.tmp, "p.jsonl")
+        cls.h5 = make_run(os.path.join(cls.tmp, "p.h5"), "-t", "bw", "-b", "8", "-e", "8", "-n", "3", "-w", "1",
+                          "--pattern", "rounds,incast", "--json", cls.jsonl, np=4)
+
+    def test_host_memory_mpi_run_has_no_gpu_nor_hca(self):
+        with h5py.File(self.h5, "r") as f:
+            self.assertEqual(f["ranks/gpu"].shape, (4,))
+            self.assertEqual(f["ranks/hca"].shape, (4,))
+        run = load_run(self.h5)
+        self.assertEqual(run.gpus, [""] * 4)
+        self.assertEqual(run.hcas, [""] * 4)  # the mpi transport does not say which device MPI used
+        self.assertEqual(run.device_of(0), "")
+
+    def test_older_file_without_them_reads(self):
+        old = copy(self.h5, self.p("old.h5"))
+        with h5py.File(old, "r+") as f:
+            del f["ranks/gpu"], f["ranks/hca"]
+        run = load_run(old)
+        self.assertEqual((run.gpus, run.hcas, run.device_of(1)), ([], [], ""))
+        page, _ = build_html(run)
+        self.assertIn(f"0 {run.hosts[0]}; 1 {run.hosts[1]}", page)
+
+    def test_report_axes_name_gpu_and_hca(self):
+        dev = copy(self.h5, self.p("dev.h5"))
+        with h5py.File(dev, "r+") as f:
+            del f["ranks/gpu"], f["ranks/hca"]
+            f["ranks/gpu"] = [b"0000:3B:00.0 NVIDIA H200", b"", b"0000:3B:00.0 NVIDIA H200", b""]
+            f["ranks/hca"] = [b"mlx5_0:1", b"mlx5_1:1", b"", b""]
+        run = load_run(dev)
+        page, _ = build_html(run)
+        h = run.hosts
+        self.assertIn(f"0 {h[0]} 0000:3B:00.0 NVIDIA H200/mlx5_0:1; 1 {h[1]} mlx5_1:1; "
+                      f"2 {h[2]} 0000:3B:00.0 NVIDIA H200; 3 {h[3]}", page)
+
+    def test_json_pattern_rows_say_pattern_step_flows(self):
+        with open(self.jsonl) as f:
+            rows = [json.loads(line) for line in f]
+        run = load_run(self.h5)
+        self.assertEqual(len(rows), len(run.cases))
+        for row, case in zip(rows, run.cases):
+            self.assertNotIn("src", row)
+            self.assertNotIn("dst", row)
+            self.assertEqual((row["pattern"], row["step"]), (case.attrs["pattern"], case.attrs["step"]))
+            self.assertEqual(row["flows"], [list(map(int, fl)) for fl in case.flows])
