@@ -68,6 +68,26 @@ class Suspects(TempDirCase):
         txt = analysis("suspects", self.slow).stdout
         self.assertIn(f"rank {SLOW}", txt)
 
+    def test_slow_direction_between_two_hosts_names_the_host_link(self):
+        # Every flow from nodeB (ranks 2, 3) to nodeA (0, 1) 3x slower, as both its ends see it:
+        # node B's sending side or node A's receiving side, which two hosts cannot tell apart.
+        d = copy(self.noise, self.p("dir.h5"))
+        with h5py.File(d, "r+") as f:
+            for g in f["cases"].values():
+                ends = {r for a, b in g["flows"][()].tolist() if a >= 2 > b for r in (a, b)}
+                t = g["times"][()]
+                t[sorted(ends)] *= 3
+                g["times"][...] = t
+            del f["ranks/host"]
+            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeB"]
+        r = analysis("suspects", d, "--json")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertEqual([(s["kind"], s["what"]) for s in rep["suspects"]], [("hostlink", "nodeB>nodeA")])
+        self.assertEqual(sorted(rep["suspects"][0]["links"]), ["2>0", "2>1", "3>0", "3>1"])
+        self.assertEqual(rep["hosts"], [])
+        self.assertIn("nodeB's sending side or nodeA's receiving side", analysis("suspects", d).stdout)
+
     def test_bad_input(self):
         for args in (["/nonexistent.h5"], [self.noise, "--z", "nan"], [self.noise, "--p0", "2"]):
             r = analysis("suspects", *args)
