@@ -88,6 +88,27 @@ class Suspects(TempDirCase):
         self.assertEqual(rep["hosts"], [])
         self.assertIn("nodeB's sending side or nodeA's receiving side", analysis("suspects", d).stdout)
 
+    def test_slow_sender_host_among_three_is_named(self):
+        # Three hosts: nodeC (rank 3) sends 3x slower to both others: a third host tells which end.
+        d = copy(self.noise, self.p("three.h5"))
+        with h5py.File(d, "r+") as f:
+            for g in f["cases"].values():
+                ends = {r for a, b in g["flows"][()].tolist() if a == 3 for r in (a, b)}
+                t = g["times"][()]
+                t[sorted(ends)] *= 3
+                g["times"][...] = t
+            del f["ranks/host"]
+            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeC"]
+        r = analysis("suspects", d, "--json")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertEqual(rep["hosts"], ["nodeC"])
+        self.assertEqual({s["what"] for s in rep["suspects"] if s["kind"] == "hostlink"},
+                         {"nodeC>nodeA", "nodeC>nodeB"})
+        for s in rep["suspects"]:  # anything else named involves rank 3
+            ends = {int(x) for x in s["what"].replace("rank ", "").split(">")} if s["kind"] != "hostlink" else {3}
+            self.assertIn(3, ends, s)
+
     def test_bad_input(self):
         for args in (["/nonexistent.h5"], [self.noise, "--z", "nan"], [self.noise, "--p0", "2"]):
             r = analysis("suspects", *args)
