@@ -102,6 +102,7 @@ class Hdf5Sink final : public ResultSink {
            H5Dclose};
     check(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, m.local_ranks.data()),
           "H5Dwrite");
+    write_rank_devices(m);
     H5Id env{H5Gcreate2(file_, "environment", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     for (auto& [k, v] : m.environment) attr_str(env, k.c_str(), v);
     facts_ = H5Gcreate2(file_, "facts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
@@ -171,6 +172,7 @@ class Hdf5Sink final : public ResultSink {
 
   void update(const RunMetadata& m) override {
     add_facts(m);
+    write_rank_devices(m);
     flush();
   }
 
@@ -189,6 +191,24 @@ class Hdf5Sink final : public ResultSink {
   }
 
  private:
+  // /ranks/gpu and /ranks/hca: "" for every rank until a transport connects,
+  // rewritten when a lane adds a device (results/README.md).
+  void write_rank_devices(const RunMetadata& m) {
+    const std::size_t n = static_cast<std::size_t>(m.ranks);
+    std::vector<std::string> gpus = m.rank_gpus, hcas = m.rank_hcas;
+    gpus.resize(n);
+    hcas.resize(n);
+    if (devices_written_ && gpus == gpus_ && hcas == hcas_) return;
+    H5Id ranks{H5Gopen2(file_, "ranks", H5P_DEFAULT), H5Gclose};
+    for (auto [name, v] : {std::pair{"gpu", &gpus}, std::pair{"hca", &hcas}}) {
+      if (H5Lexists(ranks, name, H5P_DEFAULT) > 0) H5Ldelete(ranks, name, H5P_DEFAULT);
+      dataset_strings(ranks, name, *v);
+    }
+    gpus_ = std::move(gpus);
+    hcas_ = std::move(hcas);
+    devices_written_ = true;
+  }
+
   void write_run_attrs(const RunMetadata& m) {
     attr_str(file_, "gdrbench_version", m.version);
     attr_str(file_, "git_commit", m.git_commit);
@@ -254,6 +274,8 @@ class Hdf5Sink final : public ResultSink {
   int n_cases_ = 0;
   std::size_t facts_written_ = 0;
   LinkMatrices links_;
+  std::vector<std::string> gpus_, hcas_;
+  bool devices_written_ = false;
   double write_s_ = 0, write_max_s_ = 0;
 };
 

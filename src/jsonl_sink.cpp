@@ -42,17 +42,25 @@ class JsonlSink final : public ResultSink {
   void add(const CaseRecord& r) override {
     const CaseParams& c = r.params;
     // src/dst: the pair of a point-to-point row, null for collectives, so
-    // every row has the same keys.
+    // every such row has the same keys. A concurrent pattern's row has no one
+    // pair: instead of src/dst it says which pattern, step and flows ran.
     const bool p2p = !c.has_dtype;
+    std::string who = fmt::format("\"src\":{},\"dst\":{}", p2p ? std::to_string(c.src) : "null",
+                                  p2p ? std::to_string(c.dst) : "null");
+    if (!c.pattern.empty()) {
+      std::string flows;
+      for (auto [a, b] : c.flows) flows += fmt::format("{}[{},{}]", flows.empty() ? "" : ",", a, b);
+      who = fmt::format("\"pattern\":{},\"step\":{},\"flows\":[{}]", quoted(c.pattern), c.step, flows);
+    }
     std::string line = fmt::format(
         "{{\"test\":\"{}\",\"transport\":\"{}\",\"reference\":{},\"mem\":\"{}\",\"path\":\"{}\","
-        "\"dtype\":\"{}\",\"op\":\"{}\",\"src\":{},\"dst\":{},\"ranks\":{},\"bytes\":{},"
+        "\"dtype\":\"{}\",\"op\":\"{}\",{},\"ranks\":{},\"bytes\":{},"
         "\"count\":{},\"iters\":{},\"time_us_mean\":{},\"time_us_min\":{},\"time_us_max\":{},"
         "\"time_us_median\":{},\"time_us_p99\":{},\"algbw_gbps\":{},\"busbw_gbps\":{},"
         "\"wrong\":{},\"path_taken\":{},\"via_host\":{},\"peak_gbps\":{},\"pct_peak\":{}}}\n",
         c.test, c.transport, c.reference ? "true" : "false", mem_name(c.mem), path_name(c.path),
         p2p ? "byte" : dtype_name(c.dtype), p2p ? "none" : op_name(c.op),
-        p2p ? std::to_string(c.src) : "null", p2p ? std::to_string(c.dst) : "null", r.ranks, c.bytes,
+        who, r.ranks, c.bytes,
         c.count, c.iters, num(r.slowest.mean * 1e6), num(r.slowest.min * 1e6),
         num(r.slowest.max * 1e6), num(r.slowest.median * 1e6), num(r.slowest.p99 * 1e6),
         num(r.algbw_gbps), num(r.busbw_gbps), r.wrong, quoted(r.path_taken), r.via_host ? "true" : "false",

@@ -47,6 +47,10 @@ struct RunMetadata {
   int ranks = 0;
   std::vector<std::string> hosts;
   std::vector<int> local_ranks;
+  // Per rank, what it used (/ranks/gpu, /ranks/hca): "0000:3B:00.0 NVIDIA H200",
+  // "mlx5_0:1"; several joined by ',' (lanes differ), "" for none. Filled as
+  // transports connect (Sweep::note_rank_devices).
+  std::vector<std::string> rank_gpus, rank_hcas;
   std::vector<std::pair<std::string, std::string>> facts;  // "mpi.library" -> "..."
   std::vector<std::pair<std::string, std::string>> environment;
   std::vector<std::string> verdict;  // src/verdict.h: the lines a person reads first

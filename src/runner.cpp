@@ -18,6 +18,7 @@
 #include "path_record.h"
 #include "verdict.h"
 #include "progress.h"
+#include "rank_devices.h"
 #include "signals.h"
 #include "transports/staged/staged_transport.h"
 #ifdef GDR_HAVE_CUDA
@@ -357,6 +358,7 @@ class Sweep {
     scale_fact("scale.connect_s." + what, boot_.allreduce_max(now_seconds() - t0));
     scale_fact("scale.peers_max." + what, boot_.allreduce_max(static_cast<int>(peers_.size())));
     for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
+    note_rank_devices(boot_, rank_gpu(key.mem), rank_hca(*t), meta_);  // collective: /ranks/gpu, /ranks/hca
     for (auto& s : sinks_) s->update(meta_);  // on disk now: an interrupted run keeps them
     return (transports_[tkey] = std::move(t)).get();
   }

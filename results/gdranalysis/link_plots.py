@@ -8,9 +8,16 @@ from .plots import _png, plt
 from .schema import format_bytes
 
 
-def link_heatmap(table, hosts, size_index=-1) -> bytes | None:
+def rank_labels(run) -> list:
+    """Axis label per rank: 'rank host' and, where /ranks/gpu or /ranks/hca say, its GPU/HCA
+    ('2 node2 rxe0:1', '0 gpu01 0000:3B:00.0 NVIDIA H200/mlx5_0:1')."""
+    return [" ".join(x for x in (str(r), run.host_of(r), run.device_of(r)) if x) for r in range(run.nranks)]
+
+
+def link_heatmap(table, hosts, size_index=-1, labels=None) -> bytes | None:
     """One size of a LinkTable: rank matrix and host-aggregate matrix side by side.
-    Bandwidth tests show GB/s (dark = slow), latency shows one-way us (dark = slow)."""
+    Bandwidth tests show GB/s (dark = slow), latency shows one-way us (dark = slow).
+    labels: one per rank (rank_labels), else 'rank host'."""
     lat = table.test == "latency"
     field = "time_us" if lat else "algbw_gbps"
     m = getattr(table, field)[size_index]
@@ -25,7 +32,9 @@ def link_heatmap(table, hosts, size_index=-1) -> bytes | None:
     cmap.set_bad("#e0e0e0")
     finite = m[np.isfinite(m)]
     vmin, vmax = float(finite.min()), float(finite.max())
-    for ax, mat, labels, what in ((axes[0], m, [f"{r} {hosts[r] if r < len(hosts) else '?'}" for r in range(n)], "rank"),
+    if labels is None or len(labels) < n:
+        labels = [f"{r} {hosts[r] if r < len(hosts) else '?'}" for r in range(n)]
+    for ax, mat, labels, what in ((axes[0], m, list(labels[:n]), "rank"),
                                   (axes[1], agg, names, "host")):
         im = ax.imshow(np.ma.masked_invalid(mat), cmap=cmap, vmin=vmin, vmax=vmax, interpolation="nearest")
         step = max(1, len(labels) // 32)

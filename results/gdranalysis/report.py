@@ -208,9 +208,12 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     tables = links.link_tables(run)
     if tables:
         parts.append("<h2>Link matrix</h2>")
+        labels = link_plots.rank_labels(run)
+        parts.append("<p class='sub'>Axes, per rank (rank host GPU/HCA, from /ranks): "
+                     + _e("; ".join(labels)) + "</p>")
         for t in tables:
             for i in sorted({0, len(t.bytes) - 1}):
-                add(link_plots.link_heatmap(t, run.hosts, i), f"fig-links-{t.name}-{int(t.bytes[i])}",
+                add(link_plots.link_heatmap(t, run.hosts, i, labels), f"fig-links-{t.name}-{int(t.bytes[i])}",
                     f"link matrix {t.name} {int(t.bytes[i])} B",
                     f"{t.name}: median per link (sender row, receiver column) and per host pair; grey: not measured.")
 

@@ -160,6 +160,8 @@ class Run:
     cases: list
     warnings: list
     links: dict = dataclasses.field(default_factory=dict)  # /links/<name>: see links.py
+    gpus: list = dataclasses.field(default_factory=list)  # /ranks/gpu, "" per rank where none/absent
+    hcas: list = dataclasses.field(default_factory=list)  # /ranks/hca
 
     @property
     def schema_version(self) -> int:
@@ -180,6 +182,11 @@ class Run:
 
     def host_of(self, rank: int) -> str:
         return self.hosts[rank] if 0 <= rank < len(self.hosts) else "?"
+
+    def device_of(self, rank: int) -> str:
+        """'GPU/HCA' of a rank ('0000:3B:00.0 NVIDIA H200/mlx5_0:1', 'rxe0:1'), '' when neither is known."""
+        g, h = (v[rank] if 0 <= rank < len(v) else "" for v in (self.gpus, self.hcas))
+        return "/".join(x for x in (g, h) if x)
 
     def by_key(self) -> dict:
         return {c.key: c for c in self.cases}
@@ -365,9 +372,9 @@ def _read(path, f) -> Run:
         attrs["ranks"] = nranks
 
     max_bytes = 16 * os.path.getsize(path) + (1 << 20)
-    hosts, local = [], []
+    hosts, local, devices = [], [], {"gpu": [], "hca": []}
     if "ranks" in f and hasattr(f["ranks"], "keys"):
-        for n in ("host", "local_rank"):
+        for n in ("host", "local_rank", "gpu", "hca"):
             if n in f["ranks"] and (not isinstance(f["ranks"][n], h5py.Dataset)
                                     or len(f["ranks"][n].shape or ()) != 1
                                     or f["ranks"][n].shape[0] > min(MAX_RANKS, max_bytes)):
@@ -376,6 +383,8 @@ def _read(path, f) -> Run:
             hosts = [str(_text(h)) for h in f["ranks/host"][()]]
         if "local_rank" in f["ranks"]:
             local = [int(x) for x in f["ranks/local_rank"][()]]
+        devices = {n: [str(_text(x)) for x in f["ranks"][n][()]] if n in f["ranks"] else []
+                   for n in ("gpu", "hca")}
     facts = {k: _scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
     env = {k: _scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
 
@@ -427,7 +436,8 @@ def _read(path, f) -> Run:
     if not hosts:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
-               environment=env, cases=cases, warnings=run_warnings, links=read_links(path, f, nranks))
+               environment=env, cases=cases, warnings=run_warnings, links=read_links(path, f, nranks),
+               gpus=devices["gpu"], hcas=devices["hca"])
 
 
 def uses_window(a) -> bool:

@@ -4,7 +4,11 @@ Evidence comes in groups of comparable measurements, one per (test,
 transport, memory, path, pattern, size):
 
 - link patterns (`pair`, `rounds`): the ranks x ranks matrix of median link
-  times, in log space. Each link is compared with the other links of its
+  times, in log space. First per host link (the block of host A's ranks
+  sending to host B's): its median against the other host links of its
+  class (within one host, or between two), leave-out; then each block's
+  median is taken out of its links, and the rest is judged per link and per
+  rank as follows. Each link is compared with the other links of its
   class (both ends on one host, or not): its distance from their median in
   units of the median absolute deviation (x 1.4826, a standard deviation
   for normal data). Each rank as a sender (the median of its row: one slow
@@ -22,7 +26,10 @@ receiver and in rank patterns pooled) or a link is a suspect when it was an
 outlier in more comparisons than chance allows: P(X >= k) < --alpha (1e-3)
 for X binomial over its m comparisons with the outlier rate of healthy runs,
 --p0 (2%: tests/analysis/measure_suspects_fp.py measures it). One outlier
-is never enough. A host is a suspect when all its ranks are. Exit 1 if any.
+is never enough. A host is a suspect when all its ranks are, or when its
+host links to (or from) every other host are and there are two or more
+others: between two hosts, A>B slow is A sending or B receiving, the same
+in every link time. Exit 1 if any.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ MAD_SD = 1.4826
 
 @dataclasses.dataclass
 class Finding:
-    kind: str        # "link", "sender", "receiver", "rank"
+    kind: str        # "link", "sender", "receiver", "rank", "hostlink"
     what: str        # "2>3", "rank 2"
     ranks: tuple
     group: str       # "latency mpi host direct rounds 64K"
@@ -102,6 +109,36 @@ def _link_groups(cases):
     return g
 
 
+def _host_blocks(col, run, T, links, label, pattern, floor):
+    """Median link time per ordered host pair (a block: host A's ranks sending to host B's),
+    each block judged against the other blocks of its class (intra-host or not, leave-out).
+    Returns T less each link's block median: what is left for the ranks and links to explain.
+    A slow direction between hosts (node2 -> node1) moves a whole block; left in, it would make
+    the receivers on node1 look slow (most of their senders are on node2) and, with half of the
+    cross-host links slow, inflate the spread that those links are judged by."""
+    blocks = collections.defaultdict(list)
+    for s, d in links:
+        blocks[(run.host_of(s), run.host_of(d))].append((s, d))
+    med = {b: float(np.median([T[l] for l in ls])) for b, ls in blocks.items()}
+    R = T.copy()
+    for b, ls in blocks.items():
+        for l in ls:
+            R[l] -= med[b]
+    _, sd = _robust(np.array([R[l] for l in links]))
+    for cls in (True, False):
+        bs = sorted(b for b in blocks if (b[0] == b[1]) == cls)
+        if len(bs) < 2:
+            continue
+        vals = np.array([med[b] for b in bs])
+        for i, b in enumerate(bs):
+            # the difference of two block medians: sqrt(2) x 1.2533 sd / sqrt(links)
+            se = 1.7725 * sd / np.sqrt(len(blocks[b])) if np.isfinite(sd) else np.nan
+            fl = np.nanmax([floor, se]) if np.isfinite([floor, se]).any() else np.nan
+            ranks = tuple(sorted({r for l in blocks[b] for r in l}))
+            col.judge("hostlink", f"{b[0]}>{b[1]}", ranks, label, pattern, vals, i, fl, leave_out=True)
+    return R
+
+
 def _judge_links(col, run, key, cases, n):
     T = np.full((n, n), np.nan)
     se = []
@@ -113,6 +150,8 @@ def _judge_links(col, run, key, cases, n):
                 se.append(_median_se(c.times[s]))
     floor = float(np.nanmedian(se)) if se and np.isfinite(se).any() else np.nan
     label = _group_label(cases[0].attrs, key[4])
+    T = _host_blocks(col, run, T, [(s, d) for s in range(n) for d in range(n) if np.isfinite(T[s, d])],
+                     label, key[4], floor)
     same = np.array([[run.host_of(s) == run.host_of(d) for d in range(n)] for s in range(n)])
     links = [(s, d) for s in range(n) for d in range(n) if np.isfinite(T[s, d])]
     if len(links) < 3:
@@ -156,7 +195,7 @@ def _judge_rank_rows(col, c):
 
 @dataclasses.dataclass
 class Suspect:
-    kind: str             # "rank" or "link"
+    kind: str             # "rank", "link" or "hostlink" (host A's ranks sending to host B's: "node2>node1")
     what: str
     host: str
     outlier_in: int
@@ -166,7 +205,8 @@ class Suspect:
     patterns: list
     worst: str            # the group where it was slowest
     p_value: float        # P(X >= outlier_in) by chance
-    as_: list             # sender, receiver, rank (rank patterns), link
+    as_: list             # sender, receiver, rank (rank patterns), link, hostlink
+    links: list = dataclasses.field(default_factory=list)  # hostlink: its rank links, "2>0"
 
 
 @dataclasses.dataclass
@@ -214,7 +254,7 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
                          "--pattern rounds or --pairs all)")
     by = collections.defaultdict(list)
     for f in col.findings:
-        by[("link" if f.kind == "link" else "rank", f.what)].append(f)
+        by[(f.kind if f.kind in ("link", "hostlink") else "rank", f.what)].append(f)
     suspects = []
     for (kind, what), fs in by.items():
         out = [f for f in fs if f.outlier]
@@ -222,16 +262,30 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
         if len(out) < 2 or p >= alpha:
             continue
         worst = max(out, key=lambda f: f.ratio)
-        hosts = sorted({run.host_of(r) for r in fs[0].ranks})
-        suspects.append(Suspect(kind, what, ">".join(hosts), len(out), len(fs),
+        hosts = what if kind == "hostlink" else ">".join(sorted({run.host_of(r) for r in fs[0].ranks}))
+        members = []
+        if kind == "hostlink":
+            a, b = what.split(">")
+            members = [f"{s}>{d}" for s in range(run.nranks) for d in range(run.nranks)
+                       if s != d and run.host_of(s) == a and run.host_of(d) == b]
+        suspects.append(Suspect(kind, what, hosts, len(out), len(fs),
                                 float(np.median([f.ratio for f in out])), max(f.z for f in out),
-                                sorted({f.pattern for f in out}), worst.group, p, sorted({f.kind for f in out})))
+                                sorted({f.pattern for f in out}), worst.group, p, sorted({f.kind for f in out}),
+                                members))
     suspects.sort(key=lambda s: (-s.median_ratio, s.kind, s.what))
     bad_ranks = {int(s.what.split()[1]) for s in suspects if s.what.startswith("rank ")}
+    all_hosts = sorted(set(run.hosts[:run.nranks]))
+    slow_dirs = {tuple(s.what.split(">")) for s in suspects if s.kind == "hostlink"}
     hosts = []
-    for h in sorted(set(run.hosts[:run.nranks])):
+    for h in all_hosts:
         mine = [r for r in range(run.nranks) if run.host_of(r) == h]
-        if mine and all(r in bad_ranks for r in mine) and len(set(run.hosts[:run.nranks])) > 1:
+        if mine and all(r in bad_ranks for r in mine) and len(all_hosts) > 1:
+            hosts.append(h)
+        # Every other host slow from it (or to it), where the others are two or more: one host
+        # explains it. Between two hosts, A>B slow is A's sending or B's receiving: no host named.
+        others = [o for o in all_hosts if o != h]
+        if h not in hosts and len(others) >= 2 and (all((h, o) in slow_dirs for o in others)
+                                                    or all((o, h) in slow_dirs for o in others)):
             hosts.append(h)
     return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, alpha=alpha, groups=groups,
                          judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
@@ -255,7 +309,14 @@ def format_table(rep: SuspectReport) -> str:
     else:
         out.append("# no suspect")
     if rep.hosts:
-        out.append(f"# suspect host(s), every rank of which is a suspect: {', '.join(rep.hosts)}")
+        out.append(f"# suspect host(s), every rank of which is a suspect, or every link of which to (or from) "
+                   f"the other hosts: {', '.join(rep.hosts)}")
+    for s in rep.suspects:
+        if s.kind == "hostlink" and s.what.count(">") == 1:
+            a, b = s.what.split(">")
+            if a != b and not {a, b} & set(rep.hosts):
+                out.append(f"# suspect host link {s.what}: {a}'s sending side or {b}'s receiving side "
+                           f"(only a third host's links could tell which)")
     out.append(f"# {rep.groups} groups, {rep.judged} comparisons, {rep.outliers} outliers, "
                f"{len(rep.suspects)} suspects")
     return "\n".join(out)

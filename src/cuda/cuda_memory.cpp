@@ -359,4 +359,11 @@ std::string pci_bus_id() {
   return id;
 }
 
+std::string gpu_label() {
+  std::string id = pci_bus_id();
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, current_device()) != cudaSuccess) return id;
+  return id.empty() ? std::string(p.name) : id + " " + p.name;
+}
+
 }  // namespace gdr::cuda

@@ -23,6 +23,9 @@ void* compute_stream();
 bool ranks_share_gpu();
 // PCI bus id of this rank's GPU ("0000:3B:00.0"), "" when CUDA cannot say.
 std::string pci_bus_id();
+// "0000:3B:00.0 NVIDIA H200": bus id and model of this rank's GPU, as
+// /ranks/gpu stores it; "" when CUDA cannot say.
+std::string gpu_label();
 // "rank 3 (node07)", for error messages of code that works on the GPU.
 const std::string& who();
 

@@ -68,6 +68,47 @@ class Suspects(TempDirCase):
         txt = analysis("suspects", self.slow).stdout
         self.assertIn(f"rank {SLOW}", txt)
 
+    def test_slow_direction_between_two_hosts_names_the_host_link(self):
+        # Every flow from nodeB (ranks 2, 3) to nodeA (0, 1) 3x slower, as both its ends see it:
+        # node B's sending side or node A's receiving side, which two hosts cannot tell apart.
+        d = copy(self.noise, self.p("dir.h5"))
+        with h5py.File(d, "r+") as f:
+            for g in f["cases"].values():
+                ends = {r for a, b in g["flows"][()].tolist() if a >= 2 > b for r in (a, b)}
+                t = g["times"][()]
+                t[sorted(ends)] *= 3
+                g["times"][...] = t
+            del f["ranks/host"]
+            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeB"]
+        r = analysis("suspects", d, "--json")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertEqual([(s["kind"], s["what"]) for s in rep["suspects"]], [("hostlink", "nodeB>nodeA")])
+        self.assertEqual(sorted(rep["suspects"][0]["links"]), ["2>0", "2>1", "3>0", "3>1"])
+        self.assertEqual(rep["hosts"], [])
+        self.assertIn("nodeB's sending side or nodeA's receiving side", analysis("suspects", d).stdout)
+
+    def test_slow_sender_host_among_three_is_named(self):
+        # Three hosts: nodeC (rank 3) sends 3x slower to both others: a third host tells which end.
+        d = copy(self.noise, self.p("three.h5"))
+        with h5py.File(d, "r+") as f:
+            for g in f["cases"].values():
+                ends = {r for a, b in g["flows"][()].tolist() if a == 3 for r in (a, b)}
+                t = g["times"][()]
+                t[sorted(ends)] *= 3
+                g["times"][...] = t
+            del f["ranks/host"]
+            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeC"]
+        r = analysis("suspects", d, "--json")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        rep = json.loads(r.stdout)
+        self.assertEqual(rep["hosts"], ["nodeC"])
+        self.assertEqual({s["what"] for s in rep["suspects"] if s["kind"] == "hostlink"},
+                         {"nodeC>nodeA", "nodeC>nodeB"})
+        for s in rep["suspects"]:  # anything else named involves rank 3
+            ends = {int(x) for x in s["what"].replace("rank ", "").split(">")} if s["kind"] != "hostlink" else {3}
+            self.assertIn(3, ends, s)
+
     def test_bad_input(self):
         for args in (["/nonexistent.h5"], [self.noise, "--z", "nan"], [self.noise, "--p0", "2"]):
             r = analysis("suspects", *args)
@@ -82,3 +123,55 @@ class Suspects(TempDirCase):
         self.assertIn("fig-links-bw_mpi_host_direct_rounds-1024", images)
         self.assertIn("fig-links-latency_mpi_host_direct_rounds-65536", images)
         self.assertEqual(len(link_tables(load_run(self.run4))), 2)
+
+
+class RankDevices(TempDirCase):
+    """/ranks/gpu and /ranks/hca read back (the Soft-RoCE two-node cases check rxe0:1 on a verbs run)."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.jsonl = os.path.join(cls.tmp, "p.jsonl")
+        cls.h5 = make_run(os.path.join(cls.tmp, "p.h5"), "-t", "bw", "-b", "8", "-e", "8", "-n", "3", "-w", "1",
+                          "--pattern", "rounds,incast", "--json", cls.jsonl, np=4)
+
+    def test_host_memory_mpi_run_has_no_gpu_nor_hca(self):
+        with h5py.File(self.h5, "r") as f:
+            self.assertEqual(f["ranks/gpu"].shape, (4,))
+            self.assertEqual(f["ranks/hca"].shape, (4,))
+        run = load_run(self.h5)
+        self.assertEqual(run.gpus, [""] * 4)
+        self.assertEqual(run.hcas, [""] * 4)  # the mpi transport does not say which device MPI used
+        self.assertEqual(run.device_of(0), "")
+
+    def test_older_file_without_them_reads(self):
+        old = copy(self.h5, self.p("old.h5"))
+        with h5py.File(old, "r+") as f:
+            del f["ranks/gpu"], f["ranks/hca"]
+        run = load_run(old)
+        self.assertEqual((run.gpus, run.hcas, run.device_of(1)), ([], [], ""))
+        page, _ = build_html(run)
+        self.assertIn(f"0 {run.hosts[0]}; 1 {run.hosts[1]}", page)
+
+    def test_report_axes_name_gpu_and_hca(self):
+        dev = copy(self.h5, self.p("dev.h5"))
+        with h5py.File(dev, "r+") as f:
+            del f["ranks/gpu"], f["ranks/hca"]
+            f["ranks/gpu"] = [b"0000:3B:00.0 NVIDIA H200", b"", b"0000:3B:00.0 NVIDIA H200", b""]
+            f["ranks/hca"] = [b"mlx5_0:1", b"mlx5_1:1", b"", b""]
+        run = load_run(dev)
+        page, _ = build_html(run)
+        h = run.hosts
+        self.assertIn(f"0 {h[0]} 0000:3B:00.0 NVIDIA H200/mlx5_0:1; 1 {h[1]} mlx5_1:1; "
+                      f"2 {h[2]} 0000:3B:00.0 NVIDIA H200; 3 {h[3]}", page)
+
+    def test_json_pattern_rows_say_pattern_step_flows(self):
+        with open(self.jsonl) as f:
+            rows = [json.loads(line) for line in f]
+        run = load_run(self.h5)
+        self.assertEqual(len(rows), len(run.cases))
+        for row, case in zip(rows, run.cases):
+            self.assertNotIn("src", row)
+            self.assertNotIn("dst", row)
+            self.assertEqual((row["pattern"], row["step"]), (case.attrs["pattern"], case.attrs["step"]))
+            self.assertEqual(row["flows"], [list(map(int, fl)) for fl in case.flows])

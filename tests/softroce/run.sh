@@ -3,7 +3,8 @@
 # try the verbs transport for real without RDMA hardware.
 #
 #   run.sh [--ranks N] [--results DIR] [--build DIR] [--timeout S] [--install]
-#          [--hcas rxe0,rxe1] [--before CMD] [--nodes 2 [--node2 CMD]]
+#          [--hcas rxe0,rxe1] [--before CMD]
+#          [--nodes 2 [--node2 CMD] [--node2-setup CMD] [--per-node N]]
 #          -- <gdrbench run arguments>
 #
 # --results DIR: host folder the guest runs in (the HDF5 file lands there);
@@ -22,13 +23,18 @@
 #                nodes), node2's daemon through relay.sh.
 # --node2 CMD:   with --nodes 2, a shell command run in node2 in the
 #                background while the run goes (e.g. "ip link set eth0 down").
+# --node2-setup CMD: with --nodes 2, a command node2 runs before mpirun
+#                starts (e.g. "tc qdisc add dev eth0 root netem rate 8mbit").
+# --per-node N:  with --nodes 2, N ranks per node (2N in all).
+# --env N=V:     with --nodes 2, set N=V in both guests (every rank sees it).
 # Example: run.sh --ranks 2 -- -t allreduce -T verbs -b 8 -e 64K
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600 hcas= before= nodes=1 node2=
-usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600 hcas= before= nodes=1 node2= setup= per_node=1
+envs=()
+usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -39,6 +45,9 @@ while [[ $# -gt 0 ]]; do
     --before) before=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --node2) node2=$2; shift 2 ;;
+    --node2-setup) setup=$2; shift 2 ;;
+    --per-node) per_node=$2; shift 2 ;;
+    --env) envs+=(--env "$2"); shift 2 ;;
     --install)
       apt-get install -y -q $(cat "$repo/jobs/deps/debian-softroce.txt") >&2; shift ;;
     --) shift; break ;;
@@ -71,7 +80,7 @@ if [[ -n $hcas ]]; then
 fi
 if [[ $nodes == 2 ]]; then
   exec "$here/two_nodes.sh" --build "$build" --results "$results" --timeout "$timeout" \
-    --before "$before" --node2 "$node2" -- "$@"
+    --before "$before" --node2 "$node2" --node2-setup "$setup" --per-node "$per_node" "${envs[@]}" -- "$@"
 fi
 [[ $nodes == 1 ]] || { echo "run.sh: --nodes is 1 or 2" >&2; exit 125; }
 if [[ -n $before ]]; then
