@@ -68,18 +68,23 @@ class Suspects(TempDirCase):
         txt = analysis("suspects", self.slow).stdout
         self.assertIn(f"rank {SLOW}", txt)
 
-    def test_slow_direction_between_two_hosts_names_the_host_link(self):
-        # Every flow from nodeB (ranks 2, 3) to nodeA (0, 1) 3x slower, as both its ends see it:
-        # node B's sending side or node A's receiving side, which two hosts cannot tell apart.
-        d = copy(self.noise, self.p("dir.h5"))
+    def slowed(self, name, hosts, slow):
+        """A copy of the noisy run on `hosts`, each flow (a, b) with slow(a, b) 3x slower at both ends."""
+        d = copy(self.noise, self.p(name))
         with h5py.File(d, "r+") as f:
             for g in f["cases"].values():
-                ends = {r for a, b in g["flows"][()].tolist() if a >= 2 > b for r in (a, b)}
+                ends = {r for a, b in g["flows"][()].tolist() if slow(a, b) for r in (a, b)}
                 t = g["times"][()]
                 t[sorted(ends)] *= 3
                 g["times"][...] = t
             del f["ranks/host"]
-            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeB"]
+            f["ranks/host"] = hosts
+        return d
+
+    def test_slow_direction_between_two_hosts_names_the_host_link(self):
+        # Every flow from nodeB (ranks 2, 3) to nodeA (0, 1) 3x slower, as both its ends see it:
+        # node B's sending side or node A's receiving side, which two hosts cannot tell apart.
+        d = self.slowed("dir.h5", [b"nodeA", b"nodeA", b"nodeB", b"nodeB"], lambda a, b: a >= 2 > b)
         r = analysis("suspects", d, "--json")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         rep = json.loads(r.stdout)
@@ -90,15 +95,7 @@ class Suspects(TempDirCase):
 
     def test_slow_sender_host_among_three_is_named(self):
         # Three hosts: nodeC (rank 3) sends 3x slower to both others: a third host tells which end.
-        d = copy(self.noise, self.p("three.h5"))
-        with h5py.File(d, "r+") as f:
-            for g in f["cases"].values():
-                ends = {r for a, b in g["flows"][()].tolist() if a == 3 for r in (a, b)}
-                t = g["times"][()]
-                t[sorted(ends)] *= 3
-                g["times"][...] = t
-            del f["ranks/host"]
-            f["ranks/host"] = [b"nodeA", b"nodeA", b"nodeB", b"nodeC"]
+        d = self.slowed("three.h5", [b"nodeA", b"nodeA", b"nodeB", b"nodeC"], lambda a, b: a == 3)
         r = analysis("suspects", d, "--json")
         self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
         rep = json.loads(r.stdout)
