@@ -20,12 +20,9 @@
 #include "src/errors.h"
 #include "src/signals.h"
 #include "src/wait_loop.h"
-#include "transports/transport.h"
-#include "send_cap.h"
-#include "ucx_context.h"
-#include "ucx_path.h"
+#include "ucx_transport.h"
 
-namespace gdr {
+namespace gdr::ucx {
 namespace {
 
 // Tag layout: 24 bits of source rank, 40 bits of per-(source, destination)
@@ -62,226 +59,28 @@ bool pass_memh_from_env(const Bootstrap& boot) {
   return s == "1";
 }
 
-class UcxRegion final : public MemRegion {
- public:
-  UcxRegion(const Buffer& b, std::shared_ptr<ucx::Context> ctx, const Bootstrap& boot)
-      : MemRegion(b), ctx_(std::move(ctx)), type_(ucx::memory_type(b.kind)) {
-    if (b.bytes == 0) return;  // nothing to map; operations on it carry no memh
-    ucp_mem_map_params_t p{};
-    p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH |
-                   UCP_MEM_MAP_PARAM_FIELD_MEMORY_TYPE;
-    p.address = b.ptr;
-    p.length = b.bytes;
-    p.memory_type = type_;
-    ucs_status_t st = ucp_mem_map(ctx_->get(), &p, &memh_);
-    if (st != UCS_OK)
-      throw RunError(fmt::format("{}: ucp_mem_map of {} B of {} memory failed: {}", boot.me(),
-                                 b.bytes, mem_name(b.kind), ucs_status_string(st)));
-  }
-  ~UcxRegion() override {
-    if (memh_) ucp_mem_unmap(ctx_->get(), memh_);
-  }
-  ucp_mem_h memh() const { return memh_; }
-  ucs_memory_type_t type() const { return type_; }
+}  // namespace
 
- private:
-  std::shared_ptr<ucx::Context> ctx_;
-  ucs_memory_type_t type_;
-  ucp_mem_h memh_ = nullptr;
-};
-
-// One remote rank: its endpoint, the next sequence numbers each way, and
-// the failure UCX reported for it (peer died, connection reset).
-struct Peer {
-  ucp_ep_h ep = nullptr;
-  std::uint64_t send_seq = 0, recv_seq = 0;
-  ucs_status_t failure = UCS_OK;
-};
-
-void on_peer_error(void* arg, ucp_ep_h, ucs_status_t status) {
-  static_cast<Peer*>(arg)->failure = status;
-}
-
-class UcxTransport final : public Transport {
- public:
-  explicit UcxTransport(Bootstrap& boot)
-      : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()),
-        cap_(boot.size(), cap_limit(boot)),
-        pass_memh_(pass_memh_from_env(boot)) {
-    if (boot.size() > kMaxRanks)
-      throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
-                                   boot.size(), kMaxRanks));
-    ucp_worker_params_t wp{};
-    wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
-    wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-    ucs_status_t st = ucp_worker_create(ctx_->get(), &wp, &worker_);
-    if (st != UCS_OK)
-      throw RunError(fmt::format("{}: ucp_worker_create failed: {}", boot.me(),
-                                 ucs_status_string(st)));
-    // A send or receive that completed here may still owe the peer its
-    // rendezvous' last message (ATS/ATP), which UCX sends only when
-    // progressed: keep progressing while this rank waits in a barrier, or
-    // the peer waits for it forever (the "stall" of many rendezvous of
-    // device memory in flight, seen with UCX 1.13 on cuda_ipc).
-    boot_.add_idle_progress(this, [this] { ucp_worker_progress(worker_); });
-  }
-  ~UcxTransport() override;
-
-  std::string_view name() const override { return "ucx"; }
-  bool supports(MemKind k) const override {
-    return k == MemKind::host || (k == MemKind::cuda && ctx_->supports_cuda());
-  }
-  // Why `direct` cannot move `k`, for make_transport's error. Deliberately
-  // without `override`: it becomes one when Transport gains this virtual.
-  std::string unsupported_reason(MemKind k) const override {
-    return supports(k) ? std::string() : ucx::no_cuda_reason();
-  }
-  void connect(const std::vector<int>& peers) override;
-  std::unique_ptr<MemRegion> register_memory(const Buffer& b) override {
-    return std::make_unique<UcxRegion>(b, ctx_, boot_);
-  }
-  Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
-    return post(peer, static_cast<UcxRegion&>(r), off, len, true);
-  }
-  Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
-    return post(peer, static_cast<UcxRegion&>(r), off, len, false);
-  }
-  bool test(const Request& req) override;
-  std::vector<std::pair<std::string, std::string>> describe() const override;
-  PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
-
- private:
-  // An operation in flight. `req` is null once UCX completed it (at once,
-  // or when test() found it done); `info` receives the matched length.
-  struct Slot {
-    void* req = nullptr;
-    ucs_status_t status = UCS_OK;
-    ucp_tag_recv_info_t info{};
-    std::uint64_t seq = 0;
-    bool live = false;
-    std::uint64_t seen_epoch = ~0ull;  // epoch_ when last tested unfinished
-    bool capped = false;     // a device-memory send counted by cap_ while in flight
-    bool deferred = false;   // queued by cap_, not started yet: what to start
-    int peer = -1;
-    void* ptr = nullptr;
-    std::size_t len = 0;
-    const UcxRegion* region = nullptr;
-  };
-
-  static int cap_limit(const Bootstrap& boot) {
-    std::string err;
-    std::optional<int> n = ucx::SendCap::limit_from_env(&err);
-    if (!n) throw UsageError(fmt::format("{}: {}", boot.me(), err));
-    return *n;
-  }
-  void launch(std::uint64_t id);
-  void pump(int peer);
-
-  Request post(int peer, UcxRegion& r, std::size_t off, std::size_t len, bool send);
-  void* start(int peer, void* ptr, std::size_t len, bool send, std::uint64_t seq,
-              const UcxRegion* r, Slot& s);
-  std::uint64_t new_slot();
-  // Polls slot `id`; true when done (status in the slot).
-  bool poll(Slot& s, bool is_send);
-  void check(const Slot& s, const Request& req) const;
-  void handshake(const std::vector<int>& peers);
-  void close_endpoints();
-  std::string lanes() const;
-  const ucx::EpInfo& ep_info(int peer) const;
-
-  Bootstrap& boot_;
-  std::shared_ptr<ucx::Context> ctx_;
-  ucp_worker_h worker_ = nullptr;
-  std::vector<Peer> peers_;       // indexed by rank; never resized (error handlers point here)
-  std::vector<int> connected_;
-  std::deque<Slot> slots_;        // a deque: `info` addresses stay valid while UCX writes them
-  std::vector<std::uint64_t> free_;
-  std::uint64_t epoch_ = 0;  // ucp_worker_progress calls so far; see poll()
-  ucx::SendCap cap_;
-  bool pass_memh_;  // ucp_request_param_t::memh on every operation
-  mutable std::map<int, ucx::EpInfo> ep_info_;  // ucp_ep_print_info per peer, parsed
-};
-
-// --- connection ---------------------------------------------------------
-
-void UcxTransport::connect(const std::vector<int>& peers) {
-  ucp_worker_attr_t wa{};
-  wa.field_mask = UCP_WORKER_ATTR_FIELD_ADDRESS;
-  ucs_status_t st = ucp_worker_query(worker_, &wa);
+UcxTransport::UcxTransport(Bootstrap& boot)
+    : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()),
+      cap_(boot.size(), cap_limit(boot)),
+      pass_memh_(pass_memh_from_env(boot)) {
+  if (boot.size() > kMaxRanks)
+    throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
+                                 boot.size(), kMaxRanks));
+  ucp_worker_params_t wp{};
+  wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+  wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+  ucs_status_t st = ucp_worker_create(ctx_->get(), &wp, &worker_);
   if (st != UCS_OK)
-    throw RunError(fmt::format("{}: ucp_worker_query (address) failed: {}", boot_.me(),
+    throw RunError(fmt::format("{}: ucp_worker_create failed: {}", boot.me(),
                                ucs_status_string(st)));
-  std::span<const std::byte> mine(reinterpret_cast<const std::byte*>(wa.address),
-                                  wa.address_length);
-  auto all = boot_.allgather(mine);
-  ucp_worker_release_address(worker_, wa.address);
-  for (int p : peers) {
-    if (p == boot_.rank() || peers_[p].ep) continue;
-    ucp_ep_params_t ep{};
-    ep.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
-                    UCP_EP_PARAM_FIELD_ERR_HANDLER;
-    ep.address = reinterpret_cast<const ucp_address_t*>(all[p].data());
-    // Not UCP_ERR_HANDLING_MODE_PEER: in UCX 1.13 no shared-memory
-    // transport supports it, so peer mode silently moves same-host ranks
-    // to tcp. A dead peer is caught by our deadlines (and by mpirun)
-    // instead; the handler still records what UCX reports.
-    ep.err_mode = UCP_ERR_HANDLING_MODE_NONE;
-    ep.err_handler.cb = on_peer_error;
-    ep.err_handler.arg = &peers_[p];
-    st = ucp_ep_create(worker_, &ep, &peers_[p].ep);
-    if (st != UCS_OK)
-      throw RunError(fmt::format("{}: ucp_ep_create to {} failed: {}", boot_.me(), boot_.who(p),
-                                 ucs_status_string(st)));
-    connected_.push_back(p);
-  }
-  handshake(peers);
-}
-
-// Sends each peer our rank and waits for theirs (sequence number 0 each
-// way): wires the endpoints up outside any timed region, and proves both
-// sides agree on who is who before the first real message.
-void UcxTransport::handshake(const std::vector<int>& peers) {
-  struct Hello {
-    int peer;
-    std::uint64_t out, in = ~0ull;
-    std::uint64_t send_id = 0, recv_id = 0;
-    bool send_done = false, recv_done = false;
-  };
-  std::deque<Hello> hellos;
-  for (int p : peers) {
-    if (p == boot_.rank()) continue;
-    Hello& h = hellos.emplace_back(Hello{p, static_cast<std::uint64_t>(boot_.rank())});
-    h.recv_id = new_slot();
-    Slot& rs = slots_[h.recv_id];
-    rs.seq = peers_[p].recv_seq++;
-    rs.req = start(p, &h.in, sizeof h.in, false, rs.seq, nullptr, rs);
-    h.send_id = new_slot();
-    Slot& ss = slots_[h.send_id];
-    ss.seq = peers_[p].send_seq++;
-    ss.req = start(p, &h.out, sizeof h.out, true, ss.seq, nullptr, ss);
-  }
-  for (WaitLoop loop(boot_.timeout());;) {
-    bool all = true;
-    for (Hello& h : hellos) {
-      Request rr{h.recv_id, h.peer, false, sizeof h.in}, sr{h.send_id, h.peer, true, sizeof h.out};
-      if (!h.recv_done) h.recv_done = test(rr);
-      if (!h.send_done) h.send_done = test(sr);
-      all = all && h.recv_done && h.send_done;
-    }
-    if (all) break;
-    if (!loop.tick() || !loop.expired()) continue;
-    for (Hello& h : hellos)
-      if (!h.recv_done || !h.send_done)
-        throw TimeoutError(fmt::format(
-            "{}: timed out after {:g} s connecting over UCX to {} (no {} yet); is that rank "
-            "alive and running the same sweep?",
-            boot_.me(), boot_.timeout(), boot_.who(h.peer),
-            h.recv_done ? "send completion" : "hello from it"));
-  }
-  for (Hello& h : hellos)
-    if (h.in != static_cast<std::uint64_t>(h.peer))
-      throw RunError(fmt::format("{}: UCX hello from {} says it is rank {}: endpoints mixed up",
-                                 boot_.me(), boot_.who(h.peer), h.in));
+  // A send or receive that completed here may still owe the peer its
+  // rendezvous' last message (ATS/ATP), which UCX sends only when
+  // progressed: keep progressing while this rank waits in a barrier, or
+  // the peer waits for it forever (the "stall" of many rendezvous of
+  // device memory in flight, seen with UCX 1.13 on cuda_ipc).
+  boot_.add_idle_progress(this, [this] { ucp_worker_progress(worker_); });
 }
 
 // --- operations ---------------------------------------------------------
@@ -439,69 +238,6 @@ void UcxTransport::check(const Slot& s, const Request& req) const {
         boot_.me(), dir, boot_.who(req.peer), s.seq, s.info.length, req.bytes));
 }
 
-// --- shutdown -----------------------------------------------------------
-
-UcxTransport::~UcxTransport() {
-  // Operations still in flight (a test threw): cancel and let UCX release them.
-  int in_flight = 0;
-  for (Slot& s : slots_)
-    if (s.req) {
-      ++in_flight;
-      ucp_request_cancel(worker_, s.req);
-      ucp_request_free(s.req);
-      s.req = nullptr;
-    }
-  if (in_flight && std::uncaught_exceptions() == 0)
-    fmt::print(stderr, "gdrbench: {}: {} UCX operations were still in flight at shutdown\n",
-               boot_.me(), in_flight);
-  boot_.remove_idle_progress(this);
-  // Interrupted, the process is about to end and rank 0 still has to close
-  // the result file. Tearing down now hurts it: with operations in flight
-  // UCX's own assertions can abort the process (Debian's 1.13: "arbiter
-  // group is not empty" in the cma endpoint, which left the file `running`),
-  // and closing a healthy endpoint resets rank 0's receives from this rank
-  // (its file then said `failed`). The worker is left to the process's exit.
-  if (interrupted()) return;
-  close_endpoints();
-  if (worker_) ucp_worker_destroy(worker_);
-}
-
-// Flush-closes every endpoint so nothing we sent is lost, bounded by the
-// bootstrap timeout. A flush may need the peer to progress its worker, so
-// when we are unwinding from an error (the peer may sit in an MPI call, or
-// be dead) or the peer already failed, endpoints are force-closed at once:
-// a failing run reports its error without first waiting out the timeout.
-void UcxTransport::close_endpoints() {
-  struct Closing {
-    int peer;
-    void* req;
-  };
-  const bool unwinding = std::uncaught_exceptions() > 0;
-  std::vector<Closing> closing;
-  for (int p : connected_) {
-    ucp_request_param_t prm{};
-    prm.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    prm.flags = unwinding || peers_[p].failure != UCS_OK ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t r = ucp_ep_close_nbx(peers_[p].ep, &prm);
-    peers_[p].ep = nullptr;
-    if (r && !UCS_PTR_IS_ERR(r)) closing.push_back({p, r});
-  }
-  Deadline deadline(boot_.timeout());
-  while (!closing.empty() && !deadline.expired()) {
-    ucp_worker_progress(worker_);
-    std::erase_if(closing, [](Closing& c) {
-      if (ucp_request_check_status(c.req) == UCS_INPROGRESS) return false;
-      ucp_request_free(c.req);
-      return true;
-    });
-  }
-  for (Closing& c : closing) {
-    fmt::print(stderr, "gdrbench: {}: closing the UCX endpoint to {} timed out after {:g} s\n",
-               boot_.me(), boot_.who(c.peer), boot_.timeout());
-    ucp_request_free(c.req);  // ucp_worker_destroy releases the endpoint
-  }
-}
-
 // --- metadata -----------------------------------------------------------
 
 // ucp_ep_print_info of the endpoint to `peer`, parsed once.
@@ -537,6 +273,7 @@ std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const 
   return f;
 }
 
+namespace {
 std::string unavailable() { return ucx::probe().error; }
 
 GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
@@ -545,4 +282,4 @@ GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
                        [] { return ucx::probe().cuda ? std::string() : ucx::no_cuda_reason(); });
 
 }  // namespace
-}  // namespace gdr
+}  // namespace gdr::ucx
