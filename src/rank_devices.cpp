@@ -15,9 +15,9 @@ std::string rank_gpu([[maybe_unused]] MemKind mem) {
   return {};
 }
 
-std::string rank_hca(const Transport& t) {
+std::string rank_hca(const std::vector<std::pair<std::string, std::string>>& facts) {
   std::string dev, port;
-  for (const auto& [k, v] : t.describe()) {
+  for (const auto& [k, v] : facts) {
     if (k == "verbs.device") dev = v;
     else if (k == "verbs.port") port = v;
   }

@@ -357,8 +357,9 @@ class Sweep {
     const std::string what = fmt::format("{}.{}.{}", key.name, mem_name(key.mem), path_name(key.path));
     scale_fact("scale.connect_s." + what, boot_.allreduce_max(now_seconds() - t0));
     scale_fact("scale.peers_max." + what, boot_.allreduce_max(static_cast<int>(peers_.size())));
-    for (auto& [k, v] : t->describe()) meta_.facts.emplace_back(k, v);
-    note_rank_devices(boot_, rank_gpu(key.mem), rank_hca(*t), meta_);  // collective: /ranks/gpu, /ranks/hca
+    const auto facts = t->describe();
+    for (auto& [k, v] : facts) meta_.facts.emplace_back(k, v);
+    note_rank_devices(boot_, rank_gpu(key.mem), rank_hca(facts), meta_);  // collective: /ranks/gpu, /ranks/hca
     for (auto& s : sinks_) s->update(meta_);  // on disk now: an interrupted run keeps them
     return (transports_[tkey] = std::move(t)).get();
   }

@@ -22,6 +22,7 @@
 #include "src/bootstrap.h"
 #include "src/errors.h"
 #include "src/memory.h"
+#include "src/pattern.h"
 #include "transports/staged/staged_transport.h"
 #include "transports/transport.h"
 
@@ -36,9 +37,9 @@ void expect(Bootstrap& boot, bool ok, const std::string& what) {
   std::fflush(stdout);
 }
 
-std::byte pattern(int from, int msg, std::size_t i) {
-  return static_cast<std::byte>((from * 131 + msg * 31 + i * 7 + (i >> 8) + 1) & 0xff);
-}
+// Message `msg` from rank `from` carries the p2p payload (src/pattern.h).
+std::uint64_t seed_of(int from, int msg) { return pattern::seed(from, static_cast<std::uint64_t>(msg), 0); }
+MemoryOps& host() { return *memory_ops(MemKind::host); }
 
 struct Lane {
   std::string label;  // "ucx direct"
@@ -92,8 +93,7 @@ void train(const Lane& lane, Bootstrap& boot) {
   auto peers = others(boot);
   auto t = open(lane, boot, peers);
   Registered tx(*t, total), rx(*t, total * peers.size());
-  for (std::size_t m = 0; m < lens.size(); ++m)
-    for (std::size_t i = 0; i < lens[m]; ++i) *tx.at(offs[m] + i) = pattern(boot.rank(), int(m), i);
+  for (std::size_t m = 0; m < lens.size(); ++m) host().fill_pattern(tx.at(offs[m]), lens[m], seed_of(boot.rank(), int(m)));
   std::vector<Request> reqs;
   for (std::size_t p = 0; p < peers.size(); ++p)
     for (std::size_t m = 0; m < lens.size(); ++m)
@@ -108,8 +108,7 @@ void train(const Lane& lane, Bootstrap& boot) {
   std::size_t wrong = 0;
   for (std::size_t p = 0; p < peers.size() && err.empty(); ++p)
     for (std::size_t m = 0; m < lens.size(); ++m)
-      for (std::size_t i = 0; i < lens[m]; ++i)
-        wrong += *rx.at(p * total + offs[m] + i) != pattern(peers[p], int(m), i);
+      wrong += host().count_wrong_pattern(rx.at(p * total + offs[m]), lens[m], seed_of(peers[p], int(m)));
   expect(boot, err.empty() && wrong == 0,
          fmt::format("{}: every byte in posting order (lengths 0..1 MiB, odd, repeated): {} wrong", lane.label, wrong));
   boot.barrier();
@@ -134,12 +133,12 @@ void timeout_names_peer(const Lane& lane, Bootstrap& boot) {
     boot.barrier();
     std::string late;
     try { wait_one(*t, r, boot); } catch (const std::exception& e) { late = e.what(); }
-    expect(boot, late.empty() && *buf.at(63) == pattern(0, 9, 63),
+    expect(boot, late.empty() && host().count_wrong_pattern(buf.at(0), 64, seed_of(0, 9)) == 0,
            fmt::format("{}: the receive completes once the peer sends{}", lane.label, late.empty() ? "" : ": " + late));
   } else {
     boot.barrier();  // answers rank 1's roll call while it times out
     if (boot.rank() == 0) {
-      for (std::size_t i = 0; i < 64; ++i) *buf.at(i) = pattern(0, 9, i);
+      host().fill_pattern(buf.at(0), 64, seed_of(0, 9));
       wait_one(*t, t->post_send(1, *buf.region, 0, 64), boot);
     }
   }
