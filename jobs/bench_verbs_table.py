@@ -126,6 +126,9 @@ def main():
                   f"{','.join(sorted(modes))} {tgt}")
 
     fps = [("inline off (latency imm)", "fp_lat_on", "fp_lat_noinline", int(fp_lat), True),
+           ("eager inline off (latency imm)", "fp_lat_on", "fp_lat_noeager", int(fp_lat), True),
+           ("yield off (latency imm)", "fp_lat_on", "fp_lat_noyield", int(fp_lat), True),
+           ("eager inline off (latency poll)", "fp_lat_poll_on", "fp_lat_poll_noeager", int(fp_lat), True),
            ("signal every WR (bw write)", "fp_bw_write_on", "fp_bw_write_signal_all", int(fp_bw), False),
            ("postlist off (bw write)", "fp_bw_write_on", "fp_bw_write_nopostlist", int(fp_bw), False),
            ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),

@@ -160,6 +160,10 @@ for rep in $(seq 1 "$REPEAT"); do
     {
       gdr_run -- "$out/fp_lat_on" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run GDR_VERBS_INLINE=0 -- "$out/fp_lat_noinline" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_EAGER=0 -- "$out/fp_lat_noeager" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_YIELD=0 -- "$out/fp_lat_noyield" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run -- "$out/fp_lat_poll_on" $(lat_args) --verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_EAGER=0 -- "$out/fp_lat_poll_noeager" $(lat_args) --verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run -- "$out/fp_bw_write_on" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_SIGNAL_EVERY=1 -- "$out/fp_bw_write_signal_all" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"

@@ -56,6 +56,7 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   want_inline_ = env_int("GDR_VERBS_INLINE", 1, 0, 1) ? kWantInline : 0;
   postlist_ = env_int("GDR_VERBS_POSTLIST", 1, 0, 1);
   recv_batch_ = env_int("GDR_VERBS_RECV_BATCH", 1, 0, 1);
+  eager_ = env_int("GDR_VERBS_EAGER", 1, 0, 1);
   // A software device gets the CPU back on an empty poll (sched_yield),
   // except in poll mode, whose arrivals are memory writes the kernel made
   // already: yielding only notices them later (measured at 8 B: 62-82 us

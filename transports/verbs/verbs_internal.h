@@ -126,6 +126,8 @@ struct VerbsTransport::Peer {
   // WRs built by pump(), posted by flush() (one doorbell with postlist).
   std::vector<ibv_send_wr> batch;
   std::vector<ibv_sge> batch_sge;
+  bool batch_waited = false;              // a WR of the batch completes an op someone waits on
+  std::vector<std::uint64_t> batch_eager;  // inline sends complete once the batch is posted
   std::vector<std::uint32_t> repost;  // receive slots consumed, reposted after a CQ pass
   std::deque<std::uint64_t> recv_unadvertised, recv_advertised, sends_unposted;
   std::deque<CtlMsg> cts;

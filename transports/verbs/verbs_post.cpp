@@ -73,10 +73,11 @@ ibv_send_wr& VerbsTransport::append(Peer& p, Wr kind, std::uint64_t op, void* ad
   return wr;
 }
 
-// Posts the batch. Its last WR is always signaled: someone may wait on it.
+// Posts the batch. Its last WR is signaled when someone may wait on it (a
+// data WR not complete at posting); others wait for the signal policy's turn.
 bool VerbsTransport::flush(Peer& p) {
   if (p.batch.empty()) return true;
-  if (!(p.batch.back().send_flags & IBV_SEND_SIGNALED)) {
+  if (p.batch_waited && !(p.batch.back().send_flags & IBV_SEND_SIGNALED)) {
     p.batch.back().send_flags |= IBV_SEND_SIGNALED;
     p.signals.signal(true);
   }
@@ -92,8 +93,13 @@ bool VerbsTransport::flush(Peer& p) {
       ok = false;
     }
   }
+  if (ok)
+    for (std::uint64_t id : p.batch_eager)
+      if (auto it = ops_.find(id); it != ops_.end()) it->second.done = true;
   p.batch.clear();
   p.batch_sge.clear();
+  p.batch_eager.clear();
+  p.batch_waited = false;
   return ok;
 }
 
@@ -131,6 +137,8 @@ void VerbsTransport::post_chunk(Peer& p, std::uint64_t id, Op& op, bool last_of_
   wr.wr.rdma.rkey = op.rkey;
   if (imm) p.credits.on_send();  // only an immediate consumes a receive WQE
   ++op.posted;
+  if (eager_ && op.nchunks == 1 && (wr.send_flags & IBV_SEND_INLINE)) p.batch_eager.push_back(id);
+  else p.batch_waited = true;
 }
 
 void VerbsTransport::post_credit(Peer& p) {

@@ -257,6 +257,7 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
       {"verbs.postlist", postlist_ ? "1" : "0"},
       {"verbs.signal_every", std::to_string(signal_every_)},
       {"verbs.recv_batch", recv_batch_ ? "1" : "0"},
+      {"verbs.eager", eager_ && max_inline_ > 0 ? "1" : "0"},
       {"verbs.wait", wait_event_ ? "event" : "poll"},
       {"verbs.yield", yield_ && software_device_ ? "1" : "0"},
   };

@@ -137,6 +137,9 @@ class VerbsTransport final : public Transport {
   // _SIGNAL_EVERY, _RECV_BATCH; transports/verbs/README.md).
   std::uint32_t want_inline_ = 0, max_inline_ = 0;  // asked of, granted by the QPs; 0: off
   bool postlist_ = true, recv_batch_ = true;
+  // GDR_VERBS_EAGER: an inline send is complete once posted (its bytes are in
+  // the WQE), as MPI's eager sends: no wait for the peer's ack.
+  bool eager_ = true;
   bool yield_ = true;  // GDR_VERBS_YIELD: sched_yield on an empty poll of a software device
   std::uint32_t signal_every_ = 1;
   // GDR_VERBS_WAIT=event: sleep on a completion channel after a short spin.
