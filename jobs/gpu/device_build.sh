@@ -8,7 +8,7 @@
 # Each carried piece is used only when the machine lacks it. Prints what it
 # used; exits non-zero when gdrbench could not be built.
 #
-# usage: [GDR_UCX=wheel|tarball] [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]
+# usage: [GDR_COMMIT=sha] [GDR_UCX=wheel|tarball] [GDR_UCX_ROOT=prefix] jobs/gpu/device_build.sh [build-dir]
 #   (default build-device). UCX: GDR_UCX_ROOT if set; else GDR_UCX=wheel (the default when
 #   the bundle carries it): the libucx-cu13 wheel (UCX 1.22) installed into /tmp/ucx-wheel by
 #   jobs/install_ucx_wheel.sh; else GDR_UCX=tarball: the carried UCX 1.13.1-cuda tarball,
@@ -74,6 +74,17 @@ elif [ -n "$ucx_tgz" ]; then
   used+=("UCX from $(basename "$ucx_tgz") at /tmp/ucx")
 fi
 
+# The device copy's .git is not the sending checkout's: its HEAD can be days
+# old. GDR_COMMIT=<sha> (put in the run command by the sender) names the
+# commit every result file will carry.
+if [ -n "${GDR_COMMIT:-}" ]; then
+  [[ $GDR_COMMIT =~ ^[0-9a-f]{7,40}(-dirty)?$ ]] ||
+    { echo "device_build: GDR_COMMIT='$GDR_COMMIT': want a git commit id (7-40 hex digits, optional -dirty)"; exit 2; }
+  cmake_args+=(-DGDR_GIT_COMMIT=$GDR_COMMIT); used+=("commit $GDR_COMMIT (GDR_COMMIT)")
+else
+  echo "device_build: GDR_COMMIT unset: files will carry the commit git shows in this copy" \
+       "($(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)), maybe not the sender's"
+fi
 echo "device_build: ${used[*]:-nothing carried needed}"
 configure() { cmake -S "$root" -B "$build" "${cmake_args[@]}" "$@" >>"$log" 2>&1; }
 # Fall back step by step so that one broken optional part does not cost the
