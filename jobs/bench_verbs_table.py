@@ -77,6 +77,9 @@ def main():
         print(f"-- {tool} vs bw --verbs-mode {mode} (target >= 0.90 from 1 MiB)")
         print(f"{'size(B)':>9} {'perftest':>9} {'gdrbench':>9}  {'ratio':<22} mode")
         cases = [gdr_cases(f"{d}/gdr_bw_{mode}.h5") for d in reps]
+        if not any(cases):
+            print("  (not run: PARTS)")
+            continue
         for s in bw_sizes:
             ratios, pts, gs, modes = [], [], [], set()
             for d, c in zip(reps, cases):
@@ -104,6 +107,9 @@ def main():
         print(f"-- {tool} vs latency --verbs-mode {mode} (target <= 1.20 at 8 B)")
         print(f"{'size(B)':>9} {'pt typ':>8} {'gdr med':>8}  {'ratio':<22} mode")
         cases = [gdr_cases(f"{d}/gdr_lat_{mode}.h5") for d in reps]
+        if not any(cases):
+            print("  (not run: PARTS)")
+            continue
         for s in lat_sizes:
             ratios, pts, gs, modes = [], [], [], set()
             for d, c in zip(reps, cases):
@@ -134,7 +140,8 @@ def main():
            ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),
            ("wait=event (latency imm)", "fp_lat_on", "fp_lat_event", int(fp_lat), True),
            ("wait=poll (bw write)", "fp_bw_write_on", "fp_bw_write_poll", int(fp_bw), False),
-           ("wait=poll (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_poll", int(fp_big), False)]
+           ("wait=poll (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_poll", int(fp_big), False),
+           ("--slots 1 (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_slots1", int(fp_big), False)]
     if any(os.path.exists(f"{d}/fp_lat_on.h5") for d in reps):
         print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
               "wait: time with the other wait / with the default: imm spins, write on rxe sleeps), "

@@ -33,7 +33,8 @@
 #
 # Usage: jobs/bench_verbs_vs_perftest.sh [--nodes 1|2]   (env: WINDOW BW_ITERS LAT_ITERS
 #        BW_MIN BW_MAX BW_FACTOR LAT_MIN LAT_MAX LAT_FACTOR REPEAT FASTPATHS
-#        FP_LAT_SIZE FP_BW_SIZE FP_BIG_SIZE GUEST_TIMEOUT GDRBENCH_BUILD)
+#        FP_LAT_SIZE FP_BW_SIZE FP_BIG_SIZE GUEST_TIMEOUT GDRBENCH_BUILD
+#        PARTS="lat bw": which pairs run, both by default)
 # Raw guest outputs: <build>/bench-verbs-vs-perftest/<UTC time>/raw/rep<R>/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -50,7 +51,7 @@ build=${GDRBENCH_BUILD:-$top/build}
 WINDOW=${WINDOW:-16} BW_ITERS=${BW_ITERS:-3} LAT_ITERS=${LAT_ITERS:-300}
 BW_MIN=${BW_MIN:-65536} BW_MAX=${BW_MAX:-4194304} BW_FACTOR=${BW_FACTOR:-4}
 LAT_MIN=${LAT_MIN:-8} LAT_MAX=${LAT_MAX:-512} LAT_FACTOR=${LAT_FACTOR:-64}
-REPEAT=${REPEAT:-2} FASTPATHS=${FASTPATHS:-1} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
+REPEAT=${REPEAT:-2} FASTPATHS=${FASTPATHS:-1} PARTS=${PARTS:-lat bw} GUEST_TIMEOUT=${GUEST_TIMEOUT:-1500}
 FP_LAT_SIZE=${FP_LAT_SIZE:-8} FP_BW_SIZE=${FP_BW_SIZE:-4096} FP_BIG_SIZE=${FP_BIG_SIZE:-1048576}
 sweep() { local s=$1 out=; while ((s <= $2)); do out+="$s "; s=$((s * $3)); done; echo "${out% }"; }
 bw_sizes=$(sweep "$BW_MIN" "$BW_MAX" "$BW_FACTOR")
@@ -63,7 +64,7 @@ cp "$build/gdrbench" "$res/gdrbench"
 echo "results: $res"
 start=$(date +%s)
 envs=(--env "BW_SIZES=$bw_sizes" --env "BW_FACTOR=$BW_FACTOR"
-  --env "LAT_SIZES=$lat_sizes" --env "LAT_FACTOR=$LAT_FACTOR" --env "REPEAT=$REPEAT"
+  --env "LAT_SIZES=$lat_sizes" --env "LAT_FACTOR=$LAT_FACTOR" --env "REPEAT=$REPEAT" --env "PARTS=$PARTS"
   --env "FASTPATHS=$FASTPATHS" --env "FP_LAT_SIZE=$FP_LAT_SIZE" --env "FP_BW_SIZE=$FP_BW_SIZE" --env "FP_BIG_SIZE=$FP_BIG_SIZE"
   --env "WINDOW=$WINDOW" --env "BW_ITERS=$BW_ITERS" --env "LAT_ITERS=$LAT_ITERS" --env "NODES=$nodes")
 guest=(bash "$top/tests/softroce/bench_guest.sh" /results/raw /results/gdrbench)

@@ -31,6 +31,7 @@
 #                         default (latency imm: GDR_VERBS_WAIT=event; bw
 #                         write, event by default on rxe: =poll, at
 #                         FP_BW_SIZE and FP_BIG_SIZE)
+#   PARTS                 which pairs run: "lat bw" (default), or one of them
 #   SERVER_DEV CLIENT_DEV perftest server / client device; gdrbench rank 1 /
 #                         rank 0, so the data flows CLIENT_DEV -> SERVER_DEV
 #                         in both tools (rank 0 is the bw sender)
@@ -48,7 +49,7 @@ set -uo pipefail
 root=$1 gdr=$2
 : "${BW_SIZES:?}" "${LAT_SIZES:?}" "${BW_FACTOR:?}" "${LAT_FACTOR:?}"
 : "${WINDOW:=64}" "${BW_ITERS:=10}" "${LAT_ITERS:=1000}" "${REPEAT:=2}" "${FASTPATHS:=1}"
-: "${NODES:=1}" "${WARMUP:=1}"
+: "${NODES:=1}" "${WARMUP:=1}" "${PARTS:=lat bw}"
 if [[ $NODES == 2 ]]; then : "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe0}"
 else : "${SERVER_DEV:=rxe0}" "${CLIENT_DEV:=rxe1}"; fi
 relay=$(cd "$(dirname "$0")" && pwd)/relay.sh
@@ -125,7 +126,10 @@ for rep in $(seq 1 "$REPEAT"); do
   out=$root/rep$rep
   mkdir -p "$out"
   stamp "repeat $rep of $REPEAT"
-  for pair in "ib_write_lat poll" "ib_send_lat imm"; do
+  lat_pairs=() bw_pairs=()
+  [[ " $PARTS " == *" lat "* ]] && lat_pairs=("ib_write_lat poll" "ib_send_lat imm")
+  [[ " $PARTS " == *" bw "* ]] && bw_pairs=("ib_write_bw write" "ib_send_bw imm")
+  for pair in "${lat_pairs[@]}"; do
     read -r tool mode <<<"$pair"
     stamp "$tool: sizes $LAT_SIZES, -n $LAT_ITERS; and gdrbench latency --verbs-mode $mode ($(order $rep))"
     pt() {
@@ -139,7 +143,7 @@ for rep in $(seq 1 "$REPEAT"); do
              -b "$(first $LAT_SIZES)" -e "$(last $LAT_SIZES)" -f "$LAT_FACTOR"; }
     if ((rep % 2)); then pt; gd; else gd; pt; fi
   done
-  for pair in "ib_write_bw write" "ib_send_bw imm"; do
+  for pair in "${bw_pairs[@]}"; do
     read -r tool mode <<<"$pair"
     stamp "$tool: sizes $BW_SIZES, -t $WINDOW, -n $((BW_ITERS * WINDOW)); and gdrbench bw --verbs-mode $mode ($(order $rep))"
     pt() {
@@ -157,25 +161,31 @@ for rep in $(seq 1 "$REPEAT"); do
     # Each fast path off, right after the same shape with all on.
     stamp "fast paths: latency imm at $FP_LAT_SIZE B, bw at $FP_BW_SIZE B, each on then off"
     # shellcheck disable=SC2046
-    {
+    if [[ " $PARTS " == *" lat "* ]]; then
       gdr_run -- "$out/fp_lat_on" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run GDR_VERBS_INLINE=0 -- "$out/fp_lat_noinline" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run GDR_VERBS_EAGER=0 -- "$out/fp_lat_noeager" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run GDR_VERBS_YIELD=0 -- "$out/fp_lat_noyield" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run -- "$out/fp_lat_poll_on" $(lat_args) --verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run GDR_VERBS_EAGER=0 -- "$out/fp_lat_poll_noeager" $(lat_args) --verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+    fi
+    # fp_lat_event, fp_bw_*_poll: the other way to wait than the default: imm
+    # spins by default (event there), write on rxe sleeps (poll there).
+    # shellcheck disable=SC2046
+    if [[ " $PARTS " == *" bw "* ]]; then
       gdr_run -- "$out/fp_bw_write_on" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_SIGNAL_EVERY=1 -- "$out/fp_bw_write_signal_all" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_imm_on" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run GDR_VERBS_RECV_BATCH=0 -- "$out/fp_bw_imm_norecvbatch" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      # The other way to wait than the default: imm spins by default (event
-      # here), write on rxe sleeps on a completion channel (poll here).
-      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
       gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_poll" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
       gdr_run -- "$out/fp_bw_write_big_on" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
       gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_big_poll" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
-    }
+      # perftest's footprint: one buffer a side, written over and over
+      # (gdrbench's default: distinct slots within 16 MiB, so every message is checked).
+      gdr_run -- "$out/fp_bw_write_big_slots1" $(bw_args) --verbs-mode write --slots 1 -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+    fi
   fi
 done
 stamp "done (status $status)"
