@@ -151,7 +151,7 @@ std::string Bootstrap::roll_call() const {
 void Bootstrap::poll() {
   // Rate-limited: some wait loops poll on every spin, and a question can
   // wait a millisecond for its answer.
-  if (auto now = std::chrono::steady_clock::now(); roll_ && now >= next_answer_) {
+  if (auto now = CoarseClock::now(); roll_ && now >= next_answer_) {
     next_answer_ = now + std::chrono::milliseconds(1);
     roll_->answer(where());
   }

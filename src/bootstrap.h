@@ -14,6 +14,8 @@
 #include <string>
 #include <vector>
 
+#include "errors.h"
+
 namespace gdr {
 
 class RollCall;
@@ -93,7 +95,7 @@ class Bootstrap {
   std::unique_ptr<RollCall> roll_;
   std::vector<std::pair<const void*, std::function<void()>>> idle_progress_;
   const char* waiting_in_ = nullptr;  // the collective wait in progress, if any
-  std::chrono::steady_clock::time_point next_answer_{};  // answer() at most every millisecond
+  CoarseClock::time_point next_answer_{};  // answer() at most every millisecond (errors.h: why coarse)
   MPI_Comm comm_ = MPI_COMM_NULL;
   MPI_Comm failure_comm_ = MPI_COMM_NULL;  // its own communicator: no tag can collide
   MPI_Request failure_req_ = MPI_REQUEST_NULL;

@@ -44,7 +44,7 @@ class WaitLoop {
   unsigned mask_;
   unsigned spins_ = 0;
   bool started_ = false;
-  Deadline deadline_{0};
+  Deadline deadline_{Deadline::unset()};  // no clock read for a wait that ends before a checkpoint
 };
 
 }  // namespace gdr
