@@ -12,6 +12,7 @@
 #include "collectives/patterns.h"
 #include "collectives/ring_schedule.h"
 #include "collectives/timed_loop.h"
+#include "case_fields.h"
 #include "errors.h"
 #include "memory_cache.h"
 #include "mps.h"
@@ -379,8 +380,7 @@ class Sweep {
   CaseRecord run_case(Lane& lane, const CaseParams& c) {
     set_activity(fmt::format("{} over {} ({} {}, {} {}, {} B{})", c.test, c.transport,
                              mem_name(c.mem), path_name(c.path),
-                             c.has_dtype ? dtype_name(c.dtype) : "byte",
-                             c.has_dtype ? op_name(c.op) : "", c.bytes,
+                             dtype_label(c), op_label(c), c.bytes,
                              c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst)
                              : c.pattern.empty() ? ""
                                                  : fmt::format(", pattern {} step {}", c.pattern, c.step)));
