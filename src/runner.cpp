@@ -10,7 +10,6 @@
 #include <set>
 
 #include "collectives/patterns.h"
-#include "collectives/ring_schedule.h"
 #include "collectives/timed_loop.h"
 #include "case_fields.h"
 #include "errors.h"
@@ -21,7 +20,6 @@
 #include "progress.h"
 #include "rank_devices.h"
 #include "signals.h"
-#include "transports/staged/staged_transport.h"
 #ifdef GDR_HAVE_CUDA
 #include "cuda/cuda_memory.h"
 #endif
@@ -144,7 +142,8 @@ bool has_pair(const RunOptions& o) {
 // The cases of a p2p test's concurrent patterns, one per step and transport
 // (reference rows run one pair at a time only).
 template <typename Note>
-void plan_patterns(const RunOptions& o, int n, CaseParams c, std::vector<Planned>& out, Note& note) {
+void plan_patterns(const RunOptions& o, const TestInfo& ti, int n, CaseParams c, std::vector<Planned>& out,
+                   Note& note) {
   for (auto& p : o.patterns) {
     if (p == "pair") continue;
     for (auto& r : o.references)
@@ -152,7 +151,7 @@ void plan_patterns(const RunOptions& o, int n, CaseParams c, std::vector<Planned
         note(fmt::format("--pattern {}: reference '{}' runs with --pattern pair only", p, r));
     c.pattern = p;
     c.slots = o.slots;
-    c.slots = patterns::slots(c, o.sizes.back());
+    if (ti.complete) ti.complete(c, o.sizes.back(), n);
     for (int k = 0; k < patterns::steps(p, c.test, n); ++k) {
       c.step = k;
       c.flows = patterns::flows(p, c.test, n, k);
@@ -186,14 +185,12 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
             c.count = bytes / unit;
             c.bytes = c.count * unit;
-            if (ti.complete) ti.complete(c, o.sizes.back());
+            if (ti.complete) ti.complete(c, o.sizes.back(), n);
             if (o.iters == 0 || o.warmup < 0) {
               IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
               if (o.iters == 0) c.iters = n.iters;
               if (o.warmup < 0) c.warmup = n.warmup;
             }
-            if (!ti.point_to_point)  // record the chunk the ring will use
-              c.chunk_bytes = ring::chunk_bytes(o.chunk_bytes, mem == MemKind::host, c.bytes, n);
             if (c.count == 0) {
               note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
               continue;
@@ -205,7 +202,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             auto pairs = ti.point_to_point && has_pair(o) ? pairs_for(o.pairs, n)
                          : ti.point_to_point               ? std::vector<std::pair<int, int>>{}
                                                            : std::vector<std::pair<int, int>>{{-1, -1}};
-            if (ti.point_to_point) plan_patterns(o, n, c, out, note);
+            if (ti.point_to_point) plan_patterns(o, ti, n, c, out, note);
             for (auto [src, dst] : pairs) {
               c.src = src;
               c.dst = dst;
@@ -442,10 +439,12 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const LaneKey& k = cases[i].key;
     if (!live.count(k)) {
-      const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
-      Footprint f = !k.pattern.empty() ? patterns::footprint(k.test, k.pattern, max, ranks, rank)
-                    : hook             ? hook(max, ranks)
-                                       : Footprint{{max, max, 64}, 0};  // send, recv, ack
+      Footprint f{{max, max, 64}, 0};  // unless declared: send, recv, ack
+      if (k.reference) {
+        if (const auto& hook = find_reference(k.name, k.test)->footprint) f = hook(max, ranks);
+      } else if (const auto& hook = find_test(k.test)->footprint) {
+        f = hook(FootprintArgs{k.test, max, ranks, rank, k.pattern});
+      }
       std::vector<std::size_t> held = model[k.mem].take(f.buffers);
       model[MemKind::host].hold(f.host);
       live[k] = {f, held};
@@ -460,10 +459,9 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   MemoryNeed need;
   need.host = model[MemKind::host].peak();
   need.cuda = model[MemKind::cuda].peak();
-  // One pinned pool per staged transport: 2 directions x slots x chunk per peer.
-  std::size_t pool = 2 * static_cast<std::size_t>(std::max(staging_config().slots, 2)) *
-                     opt.stage_chunk_bytes * needed_peers(opt, ranks, rank).size();
-  need.host += staged.size() * std::max<std::size_t>(pool, 4096);
+  // One pinned pool per staged transport, as large as the staging layer says.
+  if (!staged.empty() && staging_host_bytes())
+    need.host += staged.size() * staging_host_bytes()(needed_peers(opt, ranks, rank).size());
   return need;
 }
 

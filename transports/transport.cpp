@@ -75,6 +75,11 @@ StagingFactory& staging_factory() {
   return f;
 }
 
+std::function<std::size_t(std::size_t)>& staging_host_bytes() {
+  static std::function<std::size_t(std::size_t)> f;
+  return f;
+}
+
 std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot, MemKind mem,
                                           Path path) {
   const TransportInfo* info = find_transport(name);

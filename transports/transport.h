@@ -121,6 +121,9 @@ std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot
 using StagingFactory =
     std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>, Bootstrap&, MemoryOps&)>;
 StagingFactory& staging_factory();
+// Set by transports/staged beside its factory: the pinned host bytes one
+// staged transport holds to reach `peers` peers (the out-of-memory check).
+std::function<std::size_t(std::size_t peers)>& staging_host_bytes();
 
 struct TransportRegistrar {
   explicit TransportRegistrar(TransportInfo info);
