@@ -20,9 +20,6 @@
 #include "progress.h"
 #include "rank_devices.h"
 #include "signals.h"
-#ifdef GDR_HAVE_CUDA
-#include "cuda/cuda_memory.h"
-#endif
 
 namespace gdr {
 namespace {
@@ -255,8 +252,8 @@ class Sweep {
     std::vector<std::string> notes;
     std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
     notes.insert(notes.begin(), iterations_note(opt_));
-#ifdef GDR_HAVE_CUDA
-    if (std::count(opt_.mems.begin(), opt_.mems.end(), MemKind::cuda) && cuda::ranks_share_gpu()) {
+    if (std::any_of(opt_.mems.begin(), opt_.mems.end(),
+                    [](MemKind k) { return memory_ops(k) && memory_ops(k)->ranks_share_device(); })) {
       // Every rank looks for the MPS daemon of its own node; any without is reported.
       std::string mps = mps_control_socket();
       bool without = boot_.allreduce_max(mps.empty() ? 1 : 0) > 0;
@@ -274,7 +271,6 @@ class Sweep {
             "(nvidia-cuda-mps-control -d) or give each rank its own GPU");
       }
     }
-#endif
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
     SweepTotals totals;
@@ -457,11 +453,10 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
     }
   }
   MemoryNeed need;
-  need.host = model[MemKind::host].peak();
-  need.cuda = model[MemKind::cuda].peak();
+  for (auto& [kind, m] : model) need.bytes[kind] = m.peak();
   // One pinned pool per staged transport, as large as the staging layer says.
   if (!staged.empty() && staging_host_bytes())
-    need.host += staged.size() * staging_host_bytes()(needed_peers(opt, ranks, rank).size());
+    need.bytes[MemKind::host] += staged.size() * staging_host_bytes()(needed_peers(opt, ranks, rank).size());
   return need;
 }
 

@@ -3,6 +3,7 @@
 // rank 0 and handed to the result sinks as soon as it finishes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -34,7 +35,7 @@ std::string nothing_to_run(const RunOptions& opt, int ranks);
 // order. Plus the staged path's pinned pools, kept to the end. Pinned host
 // memory counts as host.
 struct MemoryNeed {
-  std::size_t host = 0, cuda = 0;
+  std::map<MemKind, std::size_t> bytes;  // kinds not listed: none
 };
 MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank);
 

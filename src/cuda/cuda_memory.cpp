@@ -252,6 +252,10 @@ class CudaMemory final : public MemoryOps {
     if (p) cudaFreeHost(p);
   }
 
+  std::string device_label() override { return gpu_label(); }
+  std::string device_bus_id() override { return pci_bus_id(); }
+  bool ranks_share_device() override { return ranks_share_gpu(); }
+
   // Free device memory (cudaMemGetInfo), shared by the ranks of this node
   // that use the same device.
   Capacity capacity(int local_ranks) override {
