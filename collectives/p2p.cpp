@@ -7,7 +7,7 @@
 //           time per message = iteration time / window.
 //  bibw:    both directions at once, `window` messages each way.
 // Every message carries a pattern of its sender, iteration and slot
-// (src/pattern.h); with --check 1 the receiver verifies every byte of every
+// (src/memory/pattern.h); with --check 1 the receiver verifies every byte of every
 // slot after each timed batch, in one kernel per batch for device memory.
 // Message w lands in slot w mod slots of the receive buffer; --slots auto
 // keeps the slots of one buffer within kAutoSlotBytes (see complete_slots).
@@ -17,9 +17,9 @@
 #include <cmath>
 #include <limits>
 
-#include "src/bootstrap.h"
+#include "src/core/bootstrap.h"
 #include "patterns.h"
-#include "src/pattern.h"
+#include "src/memory/pattern.h"
 #include "test.h"
 #include "timed_loop.h"
 

@@ -6,11 +6,11 @@
 #include <algorithm>
 
 #include "ring_schedule.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
-#include "src/stats.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
+#include "src/core/stats.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -142,7 +142,7 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
 
 GDR_REGISTER_TEST(reg_allreduce, "allreduce", false,
                   [](const CaseParams& c) { return static_cast<double>(c.bytes); },
-                  allreduce_busbw_factor,  // one definition, src/stats.h
+                  allreduce_busbw_factor,  // one definition, src/core/stats.h
                   [] { return std::make_unique<RingAllreduce>(); },
                   [](const FootprintArgs& a) {  // work + two segments of scratch (prepare)
                     const std::size_t max = a.max_bytes;

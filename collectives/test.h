@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "src/datatype.h"
-#include "src/memory.h"
+#include "src/core/datatype.h"
+#include "src/memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {

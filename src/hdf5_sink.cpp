@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "case_fields.h"
-#include "errors.h"
+#include "core/errors.h"
 #include "link_matrix.h"
 
 namespace gdr {

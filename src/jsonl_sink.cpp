@@ -8,7 +8,7 @@
 #include <string>
 
 #include "case_fields.h"
-#include "errors.h"
+#include "core/errors.h"
 #include "results.h"
 
 namespace gdr {

@@ -3,7 +3,7 @@
 
 #include "collectives/test.h"
 #include "commands.h"
-#include "memory.h"
+#include "memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {

@@ -2,9 +2,9 @@
 // fit in each memory kind? Said once, before any timing, as bad input.
 #include <fmt/format.h>
 
-#include "memory.h"
+#include "memory/memory.h"
 #include "runner.h"
-#include "sizes.h"
+#include "core/sizes.h"
 
 namespace gdr {
 

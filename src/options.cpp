@@ -10,9 +10,9 @@
 
 #include "collectives/patterns.h"
 #include "collectives/test.h"
-#include "component_options.h"
-#include "errors.h"
-#include "sizes.h"
+#include "core/component_options.h"
+#include "core/errors.h"
+#include "core/sizes.h"
 
 namespace gdr {
 
@@ -30,6 +30,12 @@ std::vector<std::string> split_list(const std::string& s) {
 }
 
 namespace {
+std::vector<std::string> names_of_tests() {
+  std::vector<std::string> v;
+  for (auto& t : test_registry()) v.push_back(t.name);
+  return v;
+}
+
 std::vector<const ComponentOptions*> components() {
   std::vector<const ComponentOptions*> v;
   for (const ComponentOptions& c : component_options()) v.push_back(&c);
@@ -41,7 +47,7 @@ std::vector<const ComponentOptions*> components() {
 void add_run_options(CLI::App& sub, RunArgs& a) {
   // An option given twice takes its last value, as in most tools.
   sub.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  sub.add_option("-t,--test", a.tests, "tests, comma list: allreduce, latency, bw, bibw")
+  sub.add_option("-t,--test", a.tests, fmt::format("tests, comma list: {}", fmt::join(names_of_tests(), ", ")))
       ->capture_default_str();
   sub.add_option("-T,--transport", a.transports,
                  "transports, comma list (default: every one built in and usable here)");
@@ -97,7 +103,7 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
-  // Each component's flags (src/component_options.h), in one order for the
+  // Each component's flags (src/core/component_options.h), in one order for the
   // help in every build.
   for (const ComponentOptions* c : components()) c->add(sub);
 }
@@ -120,12 +126,6 @@ std::vector<std::string> checked_names(const std::string& text, const char* opti
                                    fmt::join(known, ", ")));
     return s;
   });
-}
-
-std::vector<std::string> names_of_tests() {
-  std::vector<std::string> v;
-  for (auto& t : test_registry()) v.push_back(t.name);
-  return v;
 }
 
 std::vector<std::string> default_transports() {

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "datatype.h"
-#include "memory.h"
+#include "core/datatype.h"
+#include "memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {
@@ -17,7 +17,7 @@ enum class Pairs { fixed, ring, all };
 
 // What the user typed, before validation. A component's own flags (--device,
 // --hca, --stage-chunk, ...) are not here: each declares and checks its own
-// (src/component_options.h).
+// (src/core/component_options.h).
 struct RunArgs {
   std::string tests = "allreduce,latency,bw";
   std::string transports;  // empty: every transport built in and usable here

@@ -7,7 +7,7 @@
 #include <span>
 #include <sstream>
 
-#include "ceiling.h"
+#include "core/ceiling.h"
 #include "doctor/facts.h"
 
 namespace gdr {

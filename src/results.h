@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collectives/test.h"
-#include "stats.h"
+#include "core/stats.h"
 
 namespace gdr {
 

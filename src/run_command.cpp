@@ -12,20 +12,20 @@
 #include <span>
 #include <thread>
 
-#include "bootstrap.h"
+#include "core/bootstrap.h"
 #include "doctor/doctor.h"
 #include "commands.h"
-#include "component_options.h"
+#include "core/component_options.h"
 #include "env_vars.h"
 #include "version.h"
-#include "errors.h"
+#include "core/errors.h"
 #include "hdf5_sink.h"
 #include "metadata.h"
-#include "mps.h"
+#include "core/mps.h"
 #include "transports/mpi/cuda_aware.h"
 #include "runner.h"
-#include "signals.h"
-#include "launcher.h"
+#include "core/signals.h"
+#include "core/launcher.h"
 
 extern char** environ;
 

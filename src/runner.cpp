@@ -12,14 +12,14 @@
 #include "collectives/patterns.h"
 #include "collectives/timed_loop.h"
 #include "case_fields.h"
-#include "errors.h"
-#include "memory_cache.h"
-#include "mps.h"
+#include "core/errors.h"
+#include "memory/memory_cache.h"
+#include "core/mps.h"
 #include "path_record.h"
 #include "verdict.h"
 #include "progress.h"
 #include "rank_devices.h"
-#include "signals.h"
+#include "core/signals.h"
 
 namespace gdr {
 namespace {
@@ -363,7 +363,7 @@ class Sweep {
   void scale_fact(const std::string& k, double v) { meta_.facts.emplace_back(k, fmt::format("{:.6g}", v)); }
 
   // Lanes allocate through a cache, so the next lanes reuse what finished
-  // lanes gave back (src/memory_cache.h says why).
+  // lanes gave back (src/memory/memory_cache.h says why).
   MemoryOps& memory(MemKind kind) {
     auto& m = memory_[kind];
     if (!m) m = std::make_unique<CachedMemory>(*memory_ops(kind));

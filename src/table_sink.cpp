@@ -8,7 +8,7 @@
 
 #include "case_fields.h"
 #include "results.h"
-#include "stats.h"
+#include "core/stats.h"
 
 namespace gdr {
 

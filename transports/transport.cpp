@@ -6,10 +6,10 @@
 
 #include <thread>
 
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 
 namespace gdr {
 

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "collectives/test.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
 #include "transports/staged/staged_transport.h"
 #include "transports/transport.h"
 

@@ -10,9 +10,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "src/bootstrap.h"
+#include "src/core/bootstrap.h"
 #include "src/doctor/doctor.h"
-#include "src/errors.h"
+#include "src/core/errors.h"
 #include "transports/mpi/cuda_aware.h"
 #include "transports/transport.h"
 

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "sizes.h"
-#include "src/component_options.h"
+#include "src/core/sizes.h"
+#include "src/core/component_options.h"
 #include "staged_transport.h"
 
 namespace gdr {

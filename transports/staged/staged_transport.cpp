@@ -22,9 +22,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "sizes.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
+#include "src/core/sizes.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
 
 namespace gdr {
 namespace {

@@ -16,11 +16,11 @@
 #include <map>
 #include <string>
 
-#include "src/bootstrap.h"
+#include "src/core/bootstrap.h"
 #include "src/doctor/doctor.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 #include "ucx_transport.h"
 
 namespace gdr::ucx {

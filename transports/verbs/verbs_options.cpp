@@ -7,9 +7,9 @@
 #include <optional>
 #include <string>
 
-#include "../../src/errors.h"
-#include "src/component_options.h"
-#include "src/cuda/cuda_options.h"
+#include "src/core/errors.h"
+#include "src/core/component_options.h"
+#include "src/memory/cuda/cuda_options.h"
 
 namespace gdr {
 namespace {

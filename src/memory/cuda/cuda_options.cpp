@@ -6,9 +6,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "bootstrap.h"
-#include "component_options.h"
-#include "errors.h"
+#include "core/bootstrap.h"
+#include "core/component_options.h"
+#include "core/errors.h"
 #ifdef GDR_HAVE_CUDA
 #include "cuda_memory.h"
 #endif

@@ -3,7 +3,7 @@
 // One table of operations per kind (as UCC's memory components do): the
 // collectives allocate, fill, reduce and check through it and never ask
 // which kind they hold. The host kind lives in memory_host.cpp; the CUDA
-// kind registers itself from src/cuda/ when it is built.
+// kind registers itself from src/memory/cuda/ when it is built.
 #pragma once
 
 #include <algorithm>
@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "datatype.h"
-#include "errors.h"
+#include "core/datatype.h"
+#include "core/errors.h"
 
 namespace gdr {
 

@@ -5,7 +5,7 @@
 #include <array>
 #include <chrono>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace gdr {
 namespace {

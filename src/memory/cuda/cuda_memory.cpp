@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "cuda_kernels.h"
-#include "errors.h"
-#include "exact_inputs.h"
-#include "host_reduce.h"
-#include "memory.h"
-#include "signals.h"
-#include "wait_loop.h"
-#include "sizes.h"
-#include "src/launcher.h"
+#include "core/errors.h"
+#include "memory/exact_inputs.h"
+#include "memory/host_reduce.h"
+#include "memory/memory.h"
+#include "core/signals.h"
+#include "core/wait_loop.h"
+#include "core/sizes.h"
+#include "core/launcher.h"
 
 namespace gdr::cuda {
 namespace {
