@@ -4,12 +4,12 @@
 
 #include <cstring>
 
-#include "src/bootstrap.h"
-#include "src/cuda/cuda_memory.h"
-#include "src/errors.h"
-#include "src/shared_library.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/bootstrap.h"
+#include "src/memory/cuda/cuda_memory.h"
+#include "src/core/errors.h"
+#include "src/core/shared_library.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 #include "test.h"
 
 namespace gdr::nccl {

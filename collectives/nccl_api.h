@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <string>
 
-#include "src/datatype.h"
-#include "src/memory.h"
+#include "src/core/datatype.h"
+#include "src/memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {

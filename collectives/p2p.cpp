@@ -7,7 +7,7 @@
 //           time per message = iteration time / window.
 //  bibw:    both directions at once, `window` messages each way.
 // Every message carries a pattern of its sender, iteration and slot
-// (src/pattern.h); with --check 1 the receiver verifies every byte of every
+// (src/memory/pattern.h); with --check 1 the receiver verifies every byte of every
 // slot after each timed batch, in one kernel per batch for device memory.
 // Message w lands in slot w mod slots of the receive buffer; --slots auto
 // keeps the slots of one buffer within kAutoSlotBytes (see complete_slots).
@@ -17,8 +17,9 @@
 #include <cmath>
 #include <limits>
 
-#include "src/bootstrap.h"
-#include "src/pattern.h"
+#include "src/core/bootstrap.h"
+#include "patterns.h"
+#include "src/memory/pattern.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -48,7 +49,11 @@ std::size_t slot_buffer_bytes(std::size_t max) {
 // one buffer matched it. Within 16 MiB per buffer the footprint stays
 // within L2 and at most twice the peers', while a window still holds up to
 // 64 distinct messages (up to 256 KiB; 4 at 4 MiB, 1 from 16 MiB).
-void complete_slots(CaseParams& c, std::size_t max) {
+void complete_slots(CaseParams& c, std::size_t max, int) {
+  if (!c.pattern.empty()) {  // a concurrent pattern's flows: their regions' slots
+    c.slots = patterns::slots(c, max);
+    return;
+  }
   const std::size_t bytes = std::max<std::size_t>(c.bytes, 1);
   const std::size_t fit = std::max<std::size_t>(1, slot_buffer_bytes(max) / bytes);
   const std::size_t most = c.test == "latency" ? kLatencyBatch : static_cast<std::size_t>(c.window);
@@ -226,7 +231,10 @@ double both_ways(const CaseParams& c) { return 2.0 * static_cast<double>(c.bytes
 double unit(int) { return 1.0; }
 
 // The send and receive buffers (slot_buffer_bytes), the ack and the lead's.
-Footprint p2p_footprint(std::size_t max, int) {
+// A concurrent pattern's: collectives/patterns.h.
+Footprint p2p_footprint(const FootprintArgs& a) {
+  if (!a.pattern.empty()) return patterns::footprint(a.test, a.pattern, a.max_bytes, a.ranks, a.rank);
+  const std::size_t max = a.max_bytes;
   return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), kAckBytes, std::min(max, kLeadBytes)}, 0};
 }
 
@@ -240,10 +248,10 @@ GDR_REGISTER_TEST(reg_latency, "latency", true, one_way, unit,
                   latency_iters, complete_slots);
 GDR_REGISTER_TEST(reg_bw, "bw", true, one_way, unit,
                   [] { return std::make_unique<PointToPoint>(Kind::bw); }, p2p_footprint, bw_iters,
-                  complete_slots);
+                  complete_slots, /*windowed=*/true);
 GDR_REGISTER_TEST(reg_bibw, "bibw", true, both_ways, unit,
                   [] { return std::make_unique<PointToPoint>(Kind::bibw); }, p2p_footprint, bw_iters,
-                  complete_slots);
+                  complete_slots, /*windowed=*/true);
 
 }  // namespace
 }  // namespace gdr

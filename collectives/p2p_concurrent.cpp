@@ -23,11 +23,11 @@
 #include <thread>
 
 #include "patterns.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/pattern.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/memory/pattern.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 #include "timed_loop.h"
 
 namespace gdr::patterns {

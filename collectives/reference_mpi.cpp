@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <mpi.h>
 
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 #include "test.h"
 #include "transports/mpi/cuda_aware.h"
 #include "timed_loop.h"

@@ -2,6 +2,7 @@
 // inputs and checks as our ring (timed_allreduce_loop), so the two rows
 // compare like for like.
 #include "nccl_api.h"
+#include "src/doctor/doctor.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -36,6 +37,11 @@ std::string cannot_run(const CaseParams& c) { return nccl::cannot_run(c.mem, c.p
 GDR_REGISTER_REFERENCE(reg_nccl_ref, "nccl", "allreduce", cannot_run,
                        [] { return std::make_unique<NcclAllreduce>(); },
                        [](std::size_t max, int) { return Footprint{{max}, 0}; });
+// Without an NCCL to load (versions/nccl n/a) the row cannot run.
+GDR_REGISTER_READINESS(reg_nccl_readiness, "nccl", [](const doctor::Check& c, bool cuda_direct) {
+  return cuda_direct && c.area == "versions" && c.name == "nccl" && c.status == "n/a" ? doctor::Weight::blocks
+                                                                                       : doctor::Weight::ignored;
+});
 
 }  // namespace
 }  // namespace gdr

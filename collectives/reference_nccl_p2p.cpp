@@ -9,7 +9,7 @@
 #include <limits>
 
 #include "nccl_api.h"
-#include "src/bootstrap.h"
+#include "src/core/bootstrap.h"
 #include "test.h"
 #include "timed_loop.h"
 

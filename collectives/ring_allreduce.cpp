@@ -6,11 +6,11 @@
 #include <algorithm>
 
 #include "ring_schedule.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
-#include "src/stats.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
+#include "src/core/stats.h"
 #include "test.h"
 #include "timed_loop.h"
 
@@ -142,14 +142,20 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
 
 GDR_REGISTER_TEST(reg_allreduce, "allreduce", false,
                   [](const CaseParams& c) { return static_cast<double>(c.bytes); },
-                  allreduce_busbw_factor,  // one definition, src/stats.h
+                  allreduce_busbw_factor,  // one definition, src/core/stats.h
                   [] { return std::make_unique<RingAllreduce>(); },
-                  [](std::size_t max, int n) {  // work + two segments of scratch (prepare)
-                    return Footprint{{max, 2 * ((max / std::max(n, 1) + 127) / 64 * 64)}, 0};
+                  [](const FootprintArgs& a) {  // work + two segments of scratch (prepare)
+                    const std::size_t max = a.max_bytes;
+                    return Footprint{{max, 2 * ((max / std::max(a.ranks, 1) + 127) / 64 * 64)}, 0};
                   },
                   // OSU's collective counts: 1000 iterations, 200 skipped up to
                   // 8 KiB; 100 and 10 above.
-                  [](std::size_t bytes) { return bytes <= 8192 ? IterCounts{1000, 200} : IterCounts{100, 10}; });
+                  [](std::size_t bytes) { return bytes <= 8192 ? IterCounts{1000, 200} : IterCounts{100, 10}; },
+                  // The chunk the ring will use, recorded with the case.
+                  [](CaseParams& c, std::size_t, int n) {
+                    c.chunk_bytes = ring::chunk_bytes(c.chunk_bytes, c.mem == MemKind::host, c.bytes, n);
+                  },
+                  /*windowed=*/false, /*chunked=*/true);
 
 }  // namespace
 }  // namespace gdr

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "src/datatype.h"
-#include "src/memory.h"
+#include "src/core/datatype.h"
+#include "src/memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {
@@ -81,6 +81,15 @@ class Test {
   virtual CaseOutcome run(TestEnv& env, const CaseParams& c) = 0;
 };
 
+// The lane a footprint is asked for: `test`'s messages up to max_bytes, rank
+// `rank` of `ranks`, one pair at a time (pattern empty) or a concurrent pattern.
+struct FootprintArgs {
+  std::string_view test;
+  std::size_t max_bytes = 0;
+  int ranks = 1, rank = 0;
+  std::string_view pattern = {};
+};
+
 // Iterations --iters/--warmup auto gives a case of one size (OSU's counts).
 struct IterCounts {
   int iters = 20, warmup = 5;
@@ -93,13 +102,20 @@ struct TestInfo {
   std::function<double(const CaseParams&)> algbw_bytes;
   std::function<double(int ranks)> busbw_factor;
   std::function<std::unique_ptr<Test>()> create;
-  // What prepare() allocates for messages up to max_bytes at `ranks` ranks,
-  // for the out-of-memory check before the sweep (empty: send, receive and a 64 B ack).
-  std::function<Footprint(std::size_t max_bytes, int ranks)> footprint = {};
+  // What prepare() allocates on one rank for a lane's messages up to
+  // max_bytes, for the out-of-memory check before the sweep (empty: send,
+  // receive and a 64 B ack).
+  std::function<Footprint(const FootprintArgs&)> footprint = {};
   // --iters auto: the most iterations and the warm-up at this size (unset: 20 and 5).
   std::function<IterCounts(std::size_t bytes)> auto_iters = {};
-  // Fills in the case's own parameters (p2p: its slots) for a sweep up to max_bytes.
-  std::function<void(CaseParams&, std::size_t max_bytes)> complete = {};
+  // Fills in the case's own parameters from the user's (p2p: its slots; the
+  // ring: the chunk it will use) for a sweep up to max_bytes at `ranks` ranks.
+  std::function<void(CaseParams&, std::size_t max_bytes, int ranks)> complete = {};
+  // Which of the case's parameters say how it ran, so the file stores them
+  // (results/README.md): `window` (bw, bibw and their reference rows),
+  // `chunk_bytes` (our rows, not the libraries' own collectives).
+  bool windowed = false;
+  bool chunked = false;
 };
 
 std::vector<TestInfo>& test_registry();

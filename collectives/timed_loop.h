@@ -11,7 +11,7 @@
 #include <functional>
 #include <limits>
 
-#include "src/bootstrap.h"
+#include "src/core/bootstrap.h"
 #include "test.h"
 
 namespace gdr {

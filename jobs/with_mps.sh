@@ -17,7 +17,7 @@
 # nvidia-cuda-mps-control, no GPU (nvidia-smi), or an MPS daemon already running
 # (someone else's: starting a second or stopping theirs would both be wrong).
 # The start must answer within MPS_START_S (20) seconds, else exit 3.
-# A run's file says what gdrbench saw: the fact `cuda.mps` (src/mps_state.h).
+# A run's file says what gdrbench saw: the fact `cuda.mps` (src/core/mps.h).
 set -u
 me=with_mps.sh
 stop_s=${MPS_STOP_S:-10}

@@ -12,7 +12,7 @@
 #include <system_error>
 
 #include "env_vars.h"
-#include "errors.h"
+#include "core/errors.h"
 
 namespace gdr {
 namespace {

@@ -7,8 +7,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "errors.h"
-#include "sizes.h"
+#include "core/errors.h"
+#include "core/sizes.h"
 
 namespace gdr {
 

@@ -8,7 +8,8 @@
 #include <cstring>
 #include <filesystem>
 
-#include "errors.h"
+#include "case_fields.h"
+#include "core/errors.h"
 #include "link_matrix.h"
 
 namespace gdr {
@@ -67,16 +68,28 @@ void dataset_strings(hid_t parent, const char* name, const std::vector<std::stri
   check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dwrite");
 }
 
-// A concurrent pattern's case: its name, step, and flows as [k, 2] (sender, receiver).
-void write_pattern(hid_t g, const CaseParams& c) {
-  attr_str(g, "pattern", c.pattern);
-  attr_num(g, "step", c.step);
+// A concurrent pattern's flows as [k, 2] (sender, receiver).
+void write_flows(hid_t g, const char* name, const Flows& flows) {
   std::vector<int> f;
-  for (auto [a, b] : c.flows) f.insert(f.end(), {a, b});
-  hsize_t dims[2] = {c.flows.size(), 2};
+  for (auto [a, b] : flows) f.insert(f.end(), {a, b});
+  hsize_t dims[2] = {flows.size(), 2};
   H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
-  H5Id d{H5Dcreate2(g, "flows", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+  H5Id d{H5Dcreate2(g, name, H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
   check(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, f.data()), "H5Dwrite");
+}
+
+// One field of src/case_fields.h: an attribute (bools as int64 0/1), flows a
+// dataset; Omit and Unknown leave it out (results/README.md).
+void write_field(hid_t g, const char* key, const FieldValue& v) {
+  std::visit(
+      [&](const auto& x) {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) attr_num(g, key, x ? 1 : 0);
+        else if constexpr (std::is_same_v<T, std::int64_t> || std::is_same_v<T, double>) attr_num(g, key, x);
+        else if constexpr (std::is_same_v<T, std::string>) attr_str(g, key, x);
+        else if constexpr (std::is_same_v<T, Flows>) write_flows(g, key, x);
+      },
+      v);
 }
 
 class Hdf5Sink final : public ResultSink {
@@ -115,47 +128,7 @@ class Hdf5Sink final : public ResultSink {
     std::string name = fmt::format("{:05d}", n_cases_++);
     H5Id g{H5Gcreate2(cases_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     const CaseParams& c = r.params;
-    attr_str(g, "test", c.test);
-    attr_str(g, "transport", c.transport);
-    attr_num(g, "reference", c.reference ? 1 : 0);
-    attr_str(g, "mem", std::string(mem_name(c.mem)));
-    attr_str(g, "path", std::string(path_name(c.path)));
-    if (!r.transport_mode.empty()) attr_str(g, "transport_mode", r.transport_mode);
-    attr_str(g, "dtype", c.has_dtype ? std::string(dtype_name(c.dtype)) : "byte");
-    attr_str(g, "op", c.has_dtype ? std::string(op_name(c.op)) : "none");
-    attr_num(g, "ranks", r.ranks);
-    attr_num(g, "bytes", c.bytes);
-    attr_num(g, "count", c.count);
-    attr_num(g, "iters", c.iters);
-    attr_num(g, "iters_auto", c.iters_auto ? 1 : 0);  // 1: the count was cut to case_time_s
-    if (c.iters_auto) attr_num(g, "case_time_s", c.case_time);
-    attr_num(g, "warmup", c.warmup);
-    attr_num(g, "check", c.check ? 1 : 0);
-    attr_num(g, "src", c.src);
-    attr_num(g, "dst", c.dst);
-    if (!c.pattern.empty()) write_pattern(g, c);
-    if (uses_window(c)) attr_num(g, "window", c.window);
-    if (!c.has_dtype && !c.reference) attr_num(g, "slots", c.slots);  // p2p: distinct buffers per side
-    if (uses_chunk(c)) attr_num(g, "chunk_bytes", c.chunk_bytes);
-    attr_num(g, "wrong", r.wrong);
-    attr_num(g, "time_us_mean", r.slowest.mean * 1e6);
-    attr_num(g, "time_us_min", r.slowest.min * 1e6);
-    attr_num(g, "time_us_max", r.slowest.max * 1e6);
-    attr_num(g, "time_us_median", r.slowest.median * 1e6);
-    attr_num(g, "time_us_p99", r.slowest.p99 * 1e6);
-    attr_num(g, "algbw_gbps", r.algbw_gbps);
-    attr_num(g, "busbw_gbps", r.busbw_gbps);
-    // Issue 14: what moved the bytes and the ceiling of that path; without a
-    // known ceiling no peak_gbps/pct_peak (a NaN would never equal itself)
-    // and peak_source says why.
-    attr_str(g, "path_taken", r.path_taken);
-    attr_num(g, "via_host", r.via_host ? 1 : 0);
-    if (r.via_host) attr_str(g, "via_host_cause", r.via_host_cause);
-    if (r.peak_gbps > 0) {
-      attr_num(g, "peak_gbps", r.peak_gbps);
-      attr_num(g, "pct_peak", r.pct_peak);
-    }
-    attr_str(g, "peak_source", r.peak_gbps > 0 ? r.peak_source : r.peak_why);
+    for (const CaseField& f : case_fields()) write_field(g, f.key, field_value(f, r, kHdf5));
     hsize_t dims[2] = {static_cast<hsize_t>(r.ranks), static_cast<hsize_t>(c.iters)};
     H5Id space{H5Screate_simple(2, dims, nullptr), H5Sclose};
     H5Id d{H5Dcreate2(g, "times", H5T_IEEE_F64LE, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),

@@ -1,4 +1,4 @@
-// --json FILE: one JSON object per case with a fixed set of keys.
+// --json FILE: one JSON object per case, the keys of src/case_fields.h.
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -7,7 +7,8 @@
 #include <cstring>
 #include <string>
 
-#include "errors.h"
+#include "case_fields.h"
+#include "core/errors.h"
 #include "results.h"
 
 namespace gdr {
@@ -28,6 +29,23 @@ std::string quoted(const std::string& s) {
   return out + "\"";
 }
 
+std::string json(const FieldValue& v) {
+  return std::visit(
+      [](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
+        else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(x);
+        else if constexpr (std::is_same_v<T, double>) return num(x);
+        else if constexpr (std::is_same_v<T, std::string>) return quoted(x);
+        else if constexpr (std::is_same_v<T, Flows>) {
+          std::string out;
+          for (auto [a, b] : x) out += fmt::format("{}[{},{}]", out.empty() ? "" : ",", a, b);
+          return "[" + out + "]";
+        } else return "null";  // Unknown
+      },
+      v);
+}
+
 class JsonlSink final : public ResultSink {
  public:
   // "wx" never replaces a file that appeared since the up-front check.
@@ -39,32 +57,15 @@ class JsonlSink final : public ResultSink {
   ~JsonlSink() override {
     if (file_) std::fclose(file_);
   }
+  // The keys of src/case_fields.h in its order; Unknown is null.
   void add(const CaseRecord& r) override {
-    const CaseParams& c = r.params;
-    // src/dst: the pair of a point-to-point row, null for collectives, so
-    // every such row has the same keys. A concurrent pattern's row has no one
-    // pair: instead of src/dst it says which pattern, step and flows ran.
-    const bool p2p = !c.has_dtype;
-    std::string who = fmt::format("\"src\":{},\"dst\":{}", p2p ? std::to_string(c.src) : "null",
-                                  p2p ? std::to_string(c.dst) : "null");
-    if (!c.pattern.empty()) {
-      std::string flows;
-      for (auto [a, b] : c.flows) flows += fmt::format("{}[{},{}]", flows.empty() ? "" : ",", a, b);
-      who = fmt::format("\"pattern\":{},\"step\":{},\"flows\":[{}]", quoted(c.pattern), c.step, flows);
+    std::string line;
+    for (const CaseField& f : case_fields()) {
+      FieldValue v = field_value(f, r, kJsonl);
+      if (std::holds_alternative<Omit>(v)) continue;
+      line += fmt::format("{}\"{}\":{}", line.empty() ? "{" : ",", f.key, json(v));
     }
-    std::string line = fmt::format(
-        "{{\"test\":\"{}\",\"transport\":\"{}\",\"reference\":{},\"mem\":\"{}\",\"path\":\"{}\","
-        "\"dtype\":\"{}\",\"op\":\"{}\",{},\"ranks\":{},\"bytes\":{},"
-        "\"count\":{},\"iters\":{},\"time_us_mean\":{},\"time_us_min\":{},\"time_us_max\":{},"
-        "\"time_us_median\":{},\"time_us_p99\":{},\"algbw_gbps\":{},\"busbw_gbps\":{},"
-        "\"wrong\":{},\"path_taken\":{},\"via_host\":{},\"peak_gbps\":{},\"pct_peak\":{}}}\n",
-        c.test, c.transport, c.reference ? "true" : "false", mem_name(c.mem), path_name(c.path),
-        p2p ? "byte" : dtype_name(c.dtype), p2p ? "none" : op_name(c.op),
-        who, r.ranks, c.bytes,
-        c.count, c.iters, num(r.slowest.mean * 1e6), num(r.slowest.min * 1e6),
-        num(r.slowest.max * 1e6), num(r.slowest.median * 1e6), num(r.slowest.p99 * 1e6),
-        num(r.algbw_gbps), num(r.busbw_gbps), r.wrong, quoted(r.path_taken), r.via_host ? "true" : "false",
-        r.peak_gbps > 0 ? num(r.peak_gbps) : "null", r.peak_gbps > 0 ? num(r.pct_peak) : "null");
+    line += "}\n";
     // Flushed row by row (a run that dies keeps its rows), and checked: a
     // full disk is a failed run, never a silent loss.
     if (std::fwrite(line.data(), 1, line.size(), file_) != line.size() || std::fflush(file_) != 0)

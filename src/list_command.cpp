@@ -3,7 +3,7 @@
 
 #include "collectives/test.h"
 #include "commands.h"
-#include "memory.h"
+#include "memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {
@@ -23,7 +23,7 @@ int list_command() {
     fmt::print("  {:<8} cuda memory, direct path: {}\n", "", device);
   }
   fmt::print("memory kinds:\n");
-  for (MemKind k : {MemKind::host, MemKind::cuda}) {
+  for (MemKind k : mem_kinds()) {
     MemoryOps* ops = memory_ops(k);
     fmt::print("  {:<8} {}\n", mem_name(k),
                ops ? status(ops->unavailable_reason()) : "not built into this gdrbench");

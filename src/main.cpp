@@ -6,7 +6,7 @@
 #include "analysis_command.h"
 #include "commands.h"
 #include "doctor/doctor.h"
-#include "errors.h"
+#include "core/errors.h"
 #include "version.h"
 
 int main(int argc, char** argv) {

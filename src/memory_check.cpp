@@ -2,18 +2,19 @@
 // fit in each memory kind? Said once, before any timing, as bad input.
 #include <fmt/format.h>
 
-#include "memory.h"
+#include "memory/memory.h"
 #include "runner.h"
-#include "sizes.h"
+#include "core/sizes.h"
 
 namespace gdr {
 
 std::string memory_shortfall(const RunOptions& opt, const MemoryNeed& need, int local_ranks) {
-  for (MemKind kind : {MemKind::host, MemKind::cuda}) {
-    std::size_t bytes = kind == MemKind::host ? need.host : need.cuda;
+  for (MemKind kind : mem_kinds()) {
+    auto it = need.bytes.find(kind);
+    std::size_t bytes = it == need.bytes.end() ? 0 : it->second;
     MemoryOps* ops = memory_ops(kind);
     if (bytes == 0 || !ops) continue;
-    MemoryOps::Capacity cap = kind == MemKind::host ? host_capacity(local_ranks) : ops->capacity(local_ranks);
+    MemoryOps::Capacity cap = ops->capacity(local_ranks);
     if (bytes <= cap.bytes) continue;
     // The sweep may stop below --maxbytes (-e 100G with -f 2 ends at 64 GiB): name both.
     std::size_t max = opt.sizes.back();

@@ -6,11 +6,13 @@
 #include <algorithm>
 #include <charconv>
 #include <set>
+#include <tuple>
 
 #include "collectives/patterns.h"
 #include "collectives/test.h"
-#include "errors.h"
-#include "sizes.h"
+#include "core/component_options.h"
+#include "core/errors.h"
+#include "core/sizes.h"
 
 namespace gdr {
 
@@ -27,14 +29,31 @@ std::vector<std::string> split_list(const std::string& s) {
   return out;
 }
 
+namespace {
+std::vector<std::string> names_of_tests() {
+  std::vector<std::string> v;
+  for (auto& t : test_registry()) v.push_back(t.name);
+  return v;
+}
+
+std::vector<const ComponentOptions*> components() {
+  std::vector<const ComponentOptions*> v;
+  for (const ComponentOptions& c : component_options()) v.push_back(&c);
+  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return std::tie(a->kind, a->owner) < std::tie(b->kind, b->owner); });
+  return v;
+}
+}  // namespace
+
 void add_run_options(CLI::App& sub, RunArgs& a) {
   // An option given twice takes its last value, as in most tools.
   sub.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  sub.add_option("-t,--test", a.tests, "tests, comma list: allreduce, latency, bw, bibw")
+  sub.add_option("-t,--test", a.tests, fmt::format("tests, comma list: {}", fmt::join(names_of_tests(), ", ")))
       ->capture_default_str();
   sub.add_option("-T,--transport", a.transports,
                  "transports, comma list (default: every one built in and usable here)");
-  sub.add_option("-m,--mem", a.mems, "memory kinds, comma list: host, cuda")->capture_default_str();
+  std::string kinds;
+  for (MemKind k : mem_kinds()) kinds += (kinds.empty() ? "" : ", ") + std::string(mem_name(k));
+  sub.add_option("-m,--mem", a.mems, "memory kinds, comma list: " + kinds)->capture_default_str();
   sub.add_option("--path", a.paths, "device-memory paths, comma list: direct, staged")
       ->capture_default_str();
   sub.add_option("-b,--minbytes", a.minbytes, "smallest message (K/M/G = powers of 1024)")
@@ -84,15 +103,9 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
-  sub.add_option("--device", a.device, "CUDA device for every rank (default: local rank mod count)");
-  sub.add_option("--hca", a.hca,
-                 "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)");
-  sub.add_option("--gid-index", a.gid_index, "verbs: GID index (default: first RoCE v2 GID)");
-  sub.add_option("--verbs-mode", a.verbs_mode,
-                 "verbs: how data lands: imm (WRITE WITH IMM, receiver polls its CQ), write (plain "
-                 "WRITEs, one immediate per window), poll (plain WRITEs, receiver polls the last "
-                 "byte; device memory falls back to imm); default imm");
-  sub.add_option("--stage-chunk", a.stage_chunk, "staged path: bytes per pinned host chunk")->capture_default_str();
+  // Each component's flags (src/core/component_options.h), in one order for the
+  // help in every build.
+  for (const ComponentOptions* c : components()) c->add(sub);
 }
 
 namespace {
@@ -113,12 +126,6 @@ std::vector<std::string> checked_names(const std::string& text, const char* opti
                                    fmt::join(known, ", ")));
     return s;
   });
-}
-
-std::vector<std::string> names_of_tests() {
-  std::vector<std::string> v;
-  for (auto& t : test_registry()) v.push_back(t.name);
-  return v;
 }
 
 std::vector<std::string> default_transports() {
@@ -204,21 +211,8 @@ RunOptions validate(const RunArgs& a) {
   o.window = a.window;
   o.slots = a.slots == "auto" ? 0 : whole_number(a.slots, "--slots", 1);
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
-  if (a.device < -1) throw UsageError(fmt::format("--device {} must be 0 or more", a.device));
-  o.device = a.device;
-  if (a.gid_index < -1) throw UsageError(fmt::format("--gid-index {} must be 0 or more", a.gid_index));
-  o.gid_index = a.gid_index;
-  if (a.hca.find(':') != std::string::npos) {
-    std::string port = a.hca.substr(a.hca.find(':') + 1);
-    if (port.empty() || port.size() > 3 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) < 1)
-      throw UsageError(fmt::format("--hca '{}': the port after ':' must be a number from 1", a.hca));
-  }
-  o.hca = a.hca;
-  if (!a.verbs_mode.empty() && a.verbs_mode != "imm" && a.verbs_mode != "write" && a.verbs_mode != "poll")
-    throw UsageError(fmt::format("--verbs-mode '{}': use imm, write or poll", a.verbs_mode));
-  o.verbs_mode = a.verbs_mode;
-  o.stage_chunk_bytes = parse_size(a.stage_chunk, "--stage-chunk");
+  for (const ComponentOptions* c : components())
+    if (c->validate) c->validate();
   o.output = a.output;
   o.json = a.json;
   o.force = a.force;

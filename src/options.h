@@ -7,15 +7,17 @@
 #include <string>
 #include <vector>
 
-#include "datatype.h"
-#include "memory.h"
+#include "core/datatype.h"
+#include "memory/memory.h"
 #include "transports/transport.h"
 
 namespace gdr {
 
 enum class Pairs { fixed, ring, all };
 
-// What the user typed, before validation.
+// What the user typed, before validation. A component's own flags (--device,
+// --hca, --stage-chunk, ...) are not here: each declares and checks its own
+// (src/core/component_options.h).
 struct RunArgs {
   std::string tests = "allreduce,latency,bw";
   std::string transports;  // empty: every transport built in and usable here
@@ -36,11 +38,6 @@ struct RunArgs {
   int window = 64;
   std::string slots = "auto";
   std::string chunk = "auto";
-  int device = -1;
-  std::string stage_chunk = "4M";
-  std::string hca;
-  int gid_index = -1;
-  std::string verbs_mode;
 };
 
 // Validated, typed options.
@@ -66,16 +63,12 @@ struct RunOptions {
   int window = 64;  // messages per bw/bibw iteration, as OSU
   int slots = 0;    // p2p: distinct message buffers per side; 0: auto (see collectives/p2p.cpp)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)
-  int device = -1;
-  std::size_t stage_chunk_bytes = 4 << 20;  // staged path: bytes per pinned-host chunk
-  std::string hca;     // verbs: "DEV[:PORT]", empty = closest to the GPU / first active
-  int gid_index = -1;  // verbs: -1 = first RoCE v2 GID
-  std::string verbs_mode;  // verbs: imm | write | poll; empty = GDR_VERBS_MODE, else imm
 };
 
-// Adds the `run` options to `sub`, writing into `args`.
+// Adds the `run` options to `sub`, writing into `args`, then every
+// registered component's own.
 void add_run_options(CLI::App& sub, RunArgs& args);
-// Throws UsageError naming the first problem. Needs no MPI.
+// Throws UsageError naming the first problem (the components' checks too). Needs no MPI.
 RunOptions validate(const RunArgs& args);
 // Checks that need the rank count (p2p with one rank). Throws UsageError.
 void validate_for_ranks(const RunOptions& o, int ranks);

@@ -7,11 +7,8 @@
 #include <span>
 #include <sstream>
 
-#include "ceiling.h"
+#include "core/ceiling.h"
 #include "doctor/facts.h"
-#ifdef GDR_HAVE_CUDA
-#include "cuda/cuda_memory.h"
-#endif
 
 namespace gdr {
 namespace {
@@ -68,13 +65,10 @@ PathTaken local_path(Transport* t, const CaseParams& c, int rank, int size) {
 }
 
 std::string gpu_bdf(const CaseParams& c) {
-#ifdef GDR_HAVE_CUDA
   // "0000:3B:00.0" as CUDA writes it -> sysfs's "0000:3b:00.0".
-  if (c.mem == MemKind::cuda) return doctor::detail::normalize_busid(cuda::pci_bus_id());
-#else
-  (void)c;
-#endif
-  return {};
+  MemoryOps* ops = memory_ops(c.mem);
+  std::string id = ops ? ops->device_bus_id() : std::string();
+  return id.empty() ? id : doctor::detail::normalize_busid(id);
 }
 
 // Why a link has no known limit, for the note.

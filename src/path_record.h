@@ -5,7 +5,7 @@
 #include <map>
 #include <string>
 
-#include "bootstrap.h"
+#include "core/bootstrap.h"
 #include "results.h"
 #include "transports/transport.h"
 

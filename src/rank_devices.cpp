@@ -2,17 +2,11 @@
 
 #include <span>
 
-#ifdef GDR_HAVE_CUDA
-#include "cuda/cuda_memory.h"
-#endif
-
 namespace gdr {
 
-std::string rank_gpu([[maybe_unused]] MemKind mem) {
-#ifdef GDR_HAVE_CUDA
-  if (mem == MemKind::cuda) return cuda::gpu_label();
-#endif
-  return {};
+std::string rank_gpu(MemKind mem) {
+  MemoryOps* ops = memory_ops(mem);
+  return ops ? ops->device_label() : std::string();
 }
 
 std::string rank_hca(const std::vector<std::pair<std::string, std::string>>& facts) {

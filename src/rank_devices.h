@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "bootstrap.h"
-#include "memory.h"
+#include "core/bootstrap.h"
+#include "memory/memory.h"
 #include "results.h"
 #include "transports/transport.h"
 

@@ -9,8 +9,15 @@ void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {
   r.busbw_gbps = r.algbw_gbps * busbw_factor;
 }
 
-bool uses_window(const CaseParams& c) { return c.test == "bw" || c.test == "bibw"; }
+// Each test declares which (collectives/test.h); a reference row goes with the test it stands beside.
+bool uses_window(const CaseParams& c) {
+  const TestInfo* t = find_test(c.test);
+  return t && t->windowed;
+}
 
-bool uses_chunk(const CaseParams& c) { return c.test == "allreduce" && !c.reference; }
+bool uses_chunk(const CaseParams& c) {
+  const TestInfo* t = find_test(c.test);
+  return t && t->chunked && !c.reference;
+}
 
 }  // namespace gdr

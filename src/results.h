@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "collectives/test.h"
-#include "stats.h"
+#include "core/stats.h"
 
 namespace gdr {
 
@@ -33,11 +33,11 @@ struct CaseRecord {
 // Fills slowest, algbw and busbw from times and the test's factors.
 void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor);
 
-// Whether a case's `window` / `chunk_bytes` says anything about how it ran;
-// the HDF5 file leaves them out where not (a placeholder misleads).
-// window: bw and bibw rows, with their reference rows (NCCL, copy-*).
+// Whether a case's `window` / `chunk_bytes` says anything about how it ran
+// (TestInfo::windowed, chunked); the HDF5 file leaves them out where not (a
+// placeholder misleads). window: with the test's reference rows (NCCL, copy-*).
 bool uses_window(const CaseParams& c);
-// chunk_bytes: our ring allreduce (not the library's own collectives).
+// chunk_bytes: our rows only (not the library's own collectives).
 bool uses_chunk(const CaseParams& c);
 
 struct RunMetadata {

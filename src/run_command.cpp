@@ -12,26 +12,20 @@
 #include <span>
 #include <thread>
 
-#include "bootstrap.h"
+#include "core/bootstrap.h"
 #include "doctor/doctor.h"
-#include "transports/staged/staged_transport.h"
-#ifdef GDR_HAVE_CUDA
-#include "cuda/cuda_memory.h"
-#endif
-#ifdef GDR_HAVE_VERBS
-#include "transports/verbs/verbs_options.h"
-#endif
 #include "commands.h"
+#include "core/component_options.h"
 #include "env_vars.h"
 #include "version.h"
-#include "errors.h"
+#include "core/errors.h"
 #include "hdf5_sink.h"
 #include "metadata.h"
-#include "mps.h"
+#include "core/mps.h"
 #include "transports/mpi/cuda_aware.h"
 #include "runner.h"
-#include "signals.h"
-#include "launcher.h"
+#include "core/signals.h"
+#include "core/launcher.h"
 
 extern char** environ;
 
@@ -236,22 +230,10 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
   }
-#ifdef GDR_HAVE_CUDA
-  // Collective: every rank learns whether ranks share a GPU.
-  cuda::set_cuda_device_choice(opt.device, boot.local_rank(),
-                               boot.allreduce_max(boot.local_size()), boot.me());
-#endif
-  staging_config().chunk_bytes = opt.stage_chunk_bytes;
-#ifdef GDR_HAVE_VERBS
-  if (!opt.hca.empty() || opt.gid_index >= 0 || opt.device >= 0 || !opt.verbs_mode.empty()) {
-    VerbsOptions v = verbs_options();
-    if (!opt.hca.empty()) v.hca = opt.hca;
-    if (!opt.verbs_mode.empty()) v.mode = opt.verbs_mode;
-    if (opt.gid_index >= 0) v.gid_index = opt.gid_index;
-    if (opt.device >= 0) v.cuda_device = opt.device;
-    set_verbs_options(v);
-  }
-#endif
+  // Each component takes its own flags (--device, --stage-chunk, --hca, ...);
+  // collective (cuda: whether ranks share a GPU).
+  for (const ComponentOptions& c : component_options())
+    if (c.apply) c.apply(boot);
   if (std::string why = direct_device_refusal(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
       fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda --path direct is refused on another rank" : why);

@@ -10,20 +10,16 @@
 #include <set>
 
 #include "collectives/patterns.h"
-#include "collectives/ring_schedule.h"
 #include "collectives/timed_loop.h"
-#include "errors.h"
-#include "memory_cache.h"
-#include "mps.h"
+#include "case_fields.h"
+#include "core/errors.h"
+#include "memory/memory_cache.h"
+#include "core/mps.h"
 #include "path_record.h"
 #include "verdict.h"
 #include "progress.h"
 #include "rank_devices.h"
-#include "signals.h"
-#include "transports/staged/staged_transport.h"
-#ifdef GDR_HAVE_CUDA
-#include "cuda/cuda_memory.h"
-#endif
+#include "core/signals.h"
 
 namespace gdr {
 namespace {
@@ -143,7 +139,8 @@ bool has_pair(const RunOptions& o) {
 // The cases of a p2p test's concurrent patterns, one per step and transport
 // (reference rows run one pair at a time only).
 template <typename Note>
-void plan_patterns(const RunOptions& o, int n, CaseParams c, std::vector<Planned>& out, Note& note) {
+void plan_patterns(const RunOptions& o, const TestInfo& ti, int n, CaseParams c, std::vector<Planned>& out,
+                   Note& note) {
   for (auto& p : o.patterns) {
     if (p == "pair") continue;
     for (auto& r : o.references)
@@ -151,7 +148,7 @@ void plan_patterns(const RunOptions& o, int n, CaseParams c, std::vector<Planned
         note(fmt::format("--pattern {}: reference '{}' runs with --pattern pair only", p, r));
     c.pattern = p;
     c.slots = o.slots;
-    c.slots = patterns::slots(c, o.sizes.back());
+    if (ti.complete) ti.complete(c, o.sizes.back(), n);
     for (int k = 0; k < patterns::steps(p, c.test, n); ++k) {
       c.step = k;
       c.flows = patterns::flows(p, c.test, n, k);
@@ -185,14 +182,12 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
             c.count = bytes / unit;
             c.bytes = c.count * unit;
-            if (ti.complete) ti.complete(c, o.sizes.back());
+            if (ti.complete) ti.complete(c, o.sizes.back(), n);
             if (o.iters == 0 || o.warmup < 0) {
               IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
               if (o.iters == 0) c.iters = n.iters;
               if (o.warmup < 0) c.warmup = n.warmup;
             }
-            if (!ti.point_to_point)  // record the chunk the ring will use
-              c.chunk_bytes = ring::chunk_bytes(o.chunk_bytes, mem == MemKind::host, c.bytes, n);
             if (c.count == 0) {
               note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
               continue;
@@ -204,7 +199,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             auto pairs = ti.point_to_point && has_pair(o) ? pairs_for(o.pairs, n)
                          : ti.point_to_point               ? std::vector<std::pair<int, int>>{}
                                                            : std::vector<std::pair<int, int>>{{-1, -1}};
-            if (ti.point_to_point) plan_patterns(o, n, c, out, note);
+            if (ti.point_to_point) plan_patterns(o, ti, n, c, out, note);
             for (auto [src, dst] : pairs) {
               c.src = src;
               c.dst = dst;
@@ -257,8 +252,8 @@ class Sweep {
     std::vector<std::string> notes;
     std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
     notes.insert(notes.begin(), iterations_note(opt_));
-#ifdef GDR_HAVE_CUDA
-    if (std::count(opt_.mems.begin(), opt_.mems.end(), MemKind::cuda) && cuda::ranks_share_gpu()) {
+    if (std::any_of(opt_.mems.begin(), opt_.mems.end(),
+                    [](MemKind k) { return memory_ops(k) && memory_ops(k)->ranks_share_device(); })) {
       // Every rank looks for the MPS daemon of its own node; any without is reported.
       std::string mps = mps_control_socket();
       bool without = boot_.allreduce_max(mps.empty() ? 1 : 0) > 0;
@@ -276,7 +271,6 @@ class Sweep {
             "(nvidia-cuda-mps-control -d) or give each rank its own GPU");
       }
     }
-#endif
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
     SweepTotals totals;
@@ -369,7 +363,7 @@ class Sweep {
   void scale_fact(const std::string& k, double v) { meta_.facts.emplace_back(k, fmt::format("{:.6g}", v)); }
 
   // Lanes allocate through a cache, so the next lanes reuse what finished
-  // lanes gave back (src/memory_cache.h says why).
+  // lanes gave back (src/memory/memory_cache.h says why).
   MemoryOps& memory(MemKind kind) {
     auto& m = memory_[kind];
     if (!m) m = std::make_unique<CachedMemory>(*memory_ops(kind));
@@ -379,8 +373,7 @@ class Sweep {
   CaseRecord run_case(Lane& lane, const CaseParams& c) {
     set_activity(fmt::format("{} over {} ({} {}, {} {}, {} B{})", c.test, c.transport,
                              mem_name(c.mem), path_name(c.path),
-                             c.has_dtype ? dtype_name(c.dtype) : "byte",
-                             c.has_dtype ? op_name(c.op) : "", c.bytes,
+                             dtype_label(c), op_label(c), c.bytes,
                              c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst)
                              : c.pattern.empty() ? ""
                                                  : fmt::format(", pattern {} step {}", c.pattern, c.step)));
@@ -442,10 +435,12 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const LaneKey& k = cases[i].key;
     if (!live.count(k)) {
-      const auto& hook = k.reference ? find_reference(k.name, k.test)->footprint : find_test(k.test)->footprint;
-      Footprint f = !k.pattern.empty() ? patterns::footprint(k.test, k.pattern, max, ranks, rank)
-                    : hook             ? hook(max, ranks)
-                                       : Footprint{{max, max, 64}, 0};  // send, recv, ack
+      Footprint f{{max, max, 64}, 0};  // unless declared: send, recv, ack
+      if (k.reference) {
+        if (const auto& hook = find_reference(k.name, k.test)->footprint) f = hook(max, ranks);
+      } else if (const auto& hook = find_test(k.test)->footprint) {
+        f = hook(FootprintArgs{k.test, max, ranks, rank, k.pattern});
+      }
       std::vector<std::size_t> held = model[k.mem].take(f.buffers);
       model[MemKind::host].hold(f.host);
       live[k] = {f, held};
@@ -458,12 +453,10 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
     }
   }
   MemoryNeed need;
-  need.host = model[MemKind::host].peak();
-  need.cuda = model[MemKind::cuda].peak();
-  // One pinned pool per staged transport: 2 directions x slots x chunk per peer.
-  std::size_t pool = 2 * static_cast<std::size_t>(std::max(staging_config().slots, 2)) *
-                     opt.stage_chunk_bytes * needed_peers(opt, ranks, rank).size();
-  need.host += staged.size() * std::max<std::size_t>(pool, 4096);
+  for (auto& [kind, m] : model) need.bytes[kind] = m.peak();
+  // One pinned pool per staged transport, as large as the staging layer says.
+  if (!staged.empty() && staging_host_bytes())
+    need.bytes[MemKind::host] += staged.size() * staging_host_bytes()(needed_peers(opt, ranks, rank).size());
   return need;
 }
 

@@ -3,10 +3,11 @@
 // rank 0 and handed to the result sinks as soon as it finishes.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <vector>
 
-#include "bootstrap.h"
+#include "core/bootstrap.h"
 #include "options.h"
 #include "results.h"
 
@@ -29,12 +30,12 @@ std::string nothing_to_run(const RunOptions& opt, int ranks);
 // Bytes of each memory kind one rank's buffers take at once: a lane (one
 // test or reference over one transport, memory kind and path) holds buffers
 // sized for the largest message from its first case to its last, then hands
-// them to the next lanes through the sweep's cache (src/memory_cache.h); the
+// them to the next lanes through the sweep's cache (src/memory/memory_cache.h); the
 // lanes of one (test, memory, path) block run side by side. Replayed in plan
 // order. Plus the staged path's pinned pools, kept to the end. Pinned host
 // memory counts as host.
 struct MemoryNeed {
-  std::size_t host = 0, cuda = 0;
+  std::map<MemKind, std::size_t> bytes;  // kinds not listed: none
 };
 MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank);
 

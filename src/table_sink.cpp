@@ -6,12 +6,36 @@
 #include <map>
 #include <set>
 
+#include "case_fields.h"
 #include "results.h"
-#include "stats.h"
+#include "core/stats.h"
 
 namespace gdr {
 
 namespace {
+
+// A field of src/case_fields.h as a cell: numbers with `digits` decimals,
+// "-" where the row has none.
+std::string cell(const CaseRecord& r, const char* key, int digits = 2) {
+  return std::visit(
+      [&](const auto& x) -> std::string {
+        using T = std::decay_t<decltype(x)>;
+        if constexpr (std::is_same_v<T, std::int64_t>) return fmt::format("{}", x);
+        else if constexpr (std::is_same_v<T, double>) return fmt::format("{:.{}f}", x, digits);
+        else if constexpr (std::is_same_v<T, std::string>) return x;
+        else if constexpr (std::is_same_v<T, bool>) return x ? "1" : "0";
+        else return "-";  // Omit, Unknown (flows are in the test cell)
+      },
+      case_field(key).get(r));
+}
+
+class TableSink;
+struct Column {
+  const char* header;
+  int width;
+  std::string (*cell)(TableSink&, const CaseRecord&);
+};
+const std::vector<Column>& columns();
 
 class TableSink final : public ResultSink {
  public:
@@ -24,27 +48,16 @@ class TableSink final : public ResultSink {
                "as osu_bibw); busbw = algbw x 2(n-1)/n for allreduce, = algbw for p2p\n");
     fmt::print("# %peak = busbw / the ceiling of the path the bytes took (bibw: of both directions); "
                "'!' after the path: device bytes went through host memory (a # note says why)\n");
-    fmt::print("#{:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>7} {:>11} {:>10} {:>10} {:>8} "
-               "{:>8} {:>6} {:>7} {:>7}\n",
-               "size(B)", "count", "type", "op", "test", "transport", "mem", "path", "time(us)",
-               "min(us)", "max(us)", "algbw", "busbw", "%peak", "#wrong", "d/s");
+    std::string header;
+    for (const Column& col : columns()) header += fmt::format(" {:>{}}", col.header, col.width);
+    fmt::print("#{}\n", header.substr(1));
     std::fflush(stdout);
   }
   void add(const CaseRecord& r) override {
     const CaseParams& c = r.params;
-    std::string transport = c.reference ? c.transport + "*" : c.transport;
-    std::string test = c.src >= 0 ? fmt::format("{}:{}>{}", c.test, c.src, c.dst) : c.test;
-    if (!c.pattern.empty()) test = fmt::format("{}@{}{}", c.test, c.pattern, c.step);  // bw@rounds3
-    fmt::print(" {:>12} {:>11} {:>8} {:>4} {:>9} {:>9} {:>4} {:>7} {:>11.2f} {:>10.2f} {:>10.2f} "
-               "{:>8.2f} {:>8.2f} {:>6} {:>7} {:>7}\n",
-               c.bytes, c.count, c.has_dtype ? dtype_name(c.dtype) : "byte",
-               c.has_dtype ? op_name(c.op) : "-", test, transport, mem_name(c.mem),
-               fmt::format("{}{}{}", path_name(c.path), r.transport_mode.empty() ? "" : "/" + r.transport_mode,
-                           r.via_host ? "!" : ""),
-               r.slowest.mean * 1e6,
-               r.slowest.min * 1e6, r.slowest.max * 1e6, r.algbw_gbps, r.busbw_gbps,
-               r.peak_gbps > 0 ? fmt::format("{:.1f}", r.pct_peak) : "-",
-               c.check || c.test != "allreduce" ? fmt::format("{}", r.wrong) : "-", speedup(r));
+    std::string row;
+    for (const Column& col : columns()) row += fmt::format(" {:>{}}", col.cell(*this, r), col.width);
+    fmt::print("{}\n", row);
     // Each cause once: which rows went through host memory, and why.
     if (r.via_host && noted_.insert(r.via_host_cause).second)
       note(fmt::format("'!' {} over {} ({} memory, {} B and others like it): the bytes went through host "
@@ -72,8 +85,7 @@ class TableSink final : public ResultSink {
     const CaseParams& c = r.params;
     if (c.mem == MemKind::host) return "-";
     auto key = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}", c.test, c.transport, c.reference,
-                           mem_name(c.mem), c.has_dtype ? dtype_name(c.dtype) : "byte",
-                           c.has_dtype ? op_name(c.op) : "", c.bytes, c.src, c.dst) +
+                           mem_name(c.mem), dtype_label(c), op_label(c), c.bytes, c.src, c.dst) +
                fmt::format("|{}|{}", c.pattern, c.step);
     double& mine = (c.path == Path::direct ? direct_ : staged_)[key];
     mine = r.slowest.mean;
@@ -85,6 +97,7 @@ class TableSink final : public ResultSink {
     return fmt::format("{:.2f}", staged / direct);
   }
 
+  friend const std::vector<Column>& columns();
   std::map<std::string, double> direct_, staged_;
   std::set<std::string> noted_;
 
@@ -95,6 +108,40 @@ class TableSink final : public ResultSink {
     return uniq.size() == 1 ? uniq[0] : fmt::format("{} hosts", uniq.size());
   }
 };
+
+using R = const CaseRecord&;
+using T = TableSink&;
+// The columns in the table's order; the first one's header starts with '#'.
+const std::vector<Column>& columns() {
+  static const std::vector<Column> cols = {
+      {"size(B)", 12, [](T, R r) { return cell(r, "bytes"); }},
+      {"count", 11, [](T, R r) { return cell(r, "count"); }},
+      {"type", 8, [](T, R r) { return cell(r, "dtype"); }},
+      {"op", 4, [](T, R r) { return cell(r, "op"); }},
+      {"test", 9, [](T, R r) {  // latency:0>1, bw@rounds3
+         const CaseParams& c = r.params;
+         if (!c.pattern.empty()) return fmt::format("{}@{}{}", c.test, c.pattern, c.step);
+         return c.src >= 0 ? fmt::format("{}:{}>{}", c.test, c.src, c.dst) : c.test;
+       }},
+      {"transport", 9, [](T, R r) { return r.params.reference ? r.params.transport + "*" : r.params.transport; }},
+      {"mem", 4, [](T, R r) { return cell(r, "mem"); }},
+      {"path", 7, [](T, R r) {  // direct/poll, '!' when via host
+         return fmt::format("{}{}{}", path_name(r.params.path),
+                            r.transport_mode.empty() ? "" : "/" + r.transport_mode, r.via_host ? "!" : "");
+       }},
+      {"time(us)", 11, [](T, R r) { return cell(r, "time_us_mean"); }},
+      {"min(us)", 10, [](T, R r) { return cell(r, "time_us_min"); }},
+      {"max(us)", 10, [](T, R r) { return cell(r, "time_us_max"); }},
+      {"algbw", 8, [](T, R r) { return cell(r, "algbw_gbps"); }},
+      {"busbw", 8, [](T, R r) { return cell(r, "busbw_gbps"); }},
+      {"%peak", 6, [](T, R r) { return cell(r, "pct_peak", 1); }},
+      {"#wrong", 7, [](T, R r) {  // "-": an allreduce not checked
+         return r.params.check || r.params.test != "allreduce" ? cell(r, "wrong") : std::string("-");
+       }},
+      {"d/s", 7, [](T t, R r) { return t.speedup(r); }},
+  };
+  return cols;
+}
 
 }  // namespace
 

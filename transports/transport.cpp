@@ -6,10 +6,10 @@
 
 #include <thread>
 
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 
 namespace gdr {
 
@@ -72,6 +72,11 @@ namespace gdr {
 
 StagingFactory& staging_factory() {
   static StagingFactory f;
+  return f;
+}
+
+std::function<std::size_t(std::size_t)>& staging_host_bytes() {
+  static std::function<std::size_t(std::size_t)> f;
   return f;
 }
 

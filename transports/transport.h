@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "../src/memory.h"
+#include "src/memory/memory.h"
 
 namespace gdr {
 
@@ -31,7 +31,7 @@ Path parse_path(std::string_view s);  // throws UsageError
 
 // What moved one case's bytes, as the library reports it (issue 14): not
 // what was asked. `links` names the hardware the bytes crossed, for the
-// ceiling (src/ceiling.h): "hca:mlx5_0:1" (an RDMA port), "gpu" (this
+// ceiling (src/core/ceiling.h): "hca:mlx5_0:1" (an RDMA port), "gpu" (this
 // rank's GPU over PCIe), "copy-d2d", "copy-d2h", "copy-h2d" (the GPU's copy
 // engines, measured by the copy rows), "shm" (host shared memory: no
 // ceiling is known), "tcp".
@@ -121,6 +121,9 @@ std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot
 using StagingFactory =
     std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>, Bootstrap&, MemoryOps&)>;
 StagingFactory& staging_factory();
+// Set by transports/staged beside its factory: the pinned host bytes one
+// staged transport holds to reach `peers` peers (the out-of-memory check).
+std::function<std::size_t(std::size_t peers)>& staging_host_bytes();
 
 struct TransportRegistrar {
   explicit TransportRegistrar(TransportInfo info);

@@ -6,9 +6,9 @@
 // verdict and the exit status stay what the readiness checks say.
 #include <fmt/format.h>
 
-#include "ceiling.h"
+#include "core/ceiling.h"
 #include "doctor/assess.h"
-#include "mps.h"
+#include "core/mps.h"
 
 namespace gdr::doctor::detail {
 namespace {

@@ -14,10 +14,10 @@
 #include <memory>
 #include <set>
 
-#include "bootstrap.h"
+#include "core/bootstrap.h"
 #include "doctor/doctor.h"
-#include "errors.h"
-#include "src/launcher.h"
+#include "core/errors.h"
+#include "core/launcher.h"
 
 namespace gdr::doctor {
 namespace {

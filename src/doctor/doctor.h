@@ -98,10 +98,26 @@ std::vector<Report> gather(Bootstrap& boot, const Options& options = {});
 // One line (no prefix, no newline) that `gdrbench run` prints before its
 // table when this node is not ready for what the run asks, or "" when it is:
 // "node01 is not ready for -m cuda --path direct over verbs: gpu/driver: ...;
-// run `gdrbench doctor` for the fixes". `transport` is verbs | ucx |
-// mpi | nccl (anything else: only the GPU checks are consulted).
+// run `gdrbench doctor` for the fixes". The GPU checks weigh for every
+// -m cuda --path direct run; the rest as `transport`'s rule says (none
+// registered: only the GPU checks).
 std::string readiness_warning(const Report& report, bool wants_cuda_direct,
                               const std::string& transport);
+
+// How one check weighs for a run over a transport. Each transport's folder
+// declares its own rule (GDR_REGISTER_READINESS), so the doctor names none.
+enum class Weight {
+  ignored,
+  counts,  // fail: not ready; warn: degraded
+  strict,  // warn too: not ready
+  blocks,  // not ready, whatever its status
+};
+using ReadinessRule = Weight (*)(const Check& c, bool wants_cuda_direct);
+struct ReadinessRegistrar {
+  ReadinessRegistrar(const char* transport, ReadinessRule rule);
+};
+#define GDR_REGISTER_READINESS(var, transport, rule) \
+  static ::gdr::doctor::ReadinessRegistrar var { transport, rule }
 
 // Adds the `doctor` subcommand. Its callback sets `exit_code` to the worst
 // verdict's exit status. Under mpirun/srun it gathers one report per host to

@@ -194,7 +194,7 @@ std::string rdma_core_from_soname(const std::string& file);
 struct LinkFacts {
   std::string what;   // "GPU 0000:3b:00.0", "HCA mlx5_0", "mlx5_0 port 1"
   double gbps = 0;    // 0: unknown
-  std::string source; // src/ceiling.h's description
+  std::string source; // src/core/ceiling.h's description
 };
 struct CeilingSide {
   std::vector<std::pair<std::string, LinkFacts>> pcie;   // bus id -> its PCIe link

@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "shared_library.h"
+#include "core/shared_library.h"
 #include "doctor/facts.h"
 
 namespace gdr::doctor::detail {

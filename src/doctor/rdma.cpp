@@ -8,7 +8,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "shared_library.h"
+#include "core/shared_library.h"
 #include "doctor/facts.h"
 
 #if __has_include(<infiniband/verbs.h>)

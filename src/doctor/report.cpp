@@ -173,24 +173,30 @@ std::vector<std::pair<std::string, std::string>> flatten(const std::vector<Repor
   return out;
 }
 
+namespace {
+std::map<std::string, ReadinessRule>& readiness_rules() {
+  static std::map<std::string, ReadinessRule> rules;
+  return rules;
+}
+}  // namespace
+
+ReadinessRegistrar::ReadinessRegistrar(const char* transport, ReadinessRule rule) {
+  readiness_rules()[transport] = rule;
+}
+
 std::string readiness_warning(const Report& r, bool wants_cuda_direct, const std::string& transport) {
   std::vector<const Check*> blocking, weak;
-  auto consider = [&](const Check& c, bool warn_blocks) {
-    if (c.status == "fail" || (warn_blocks && c.status == "warn")) blocking.push_back(&c);
-    else if (c.status == "warn") weak.push_back(&c);
-  };
+  auto rules = readiness_rules().find(transport);
+  const ReadinessRule rule = rules == readiness_rules().end() ? nullptr : rules->second;
   for (const auto& c : r.checks) {
-    if (!wants_cuda_direct) {
-      if (transport == "verbs" && c.area == "rdma" && c.name == "memlock") consider(c, true);
-      continue;
-    }
-    if (c.area == "gpu") consider(c, false);
-    else if (transport == "verbs" && (c.area == "gpudirect" || c.area == "rdma" || c.area == "topology"))
-      consider(c, false);
-    else if (transport == "ucx" && c.area == "versions" && c.name == "ucx") consider(c, true);
-    else if (transport == "mpi" && c.area == "versions" && c.name == "mpi") consider(c, true);
-    else if (transport == "nccl" && c.area == "versions" && c.name == "nccl" && c.status == "n/a")
+    Weight w = wants_cuda_direct && c.area == "gpu" ? Weight::counts
+               : rule                               ? rule(c, wants_cuda_direct)
+                                                    : Weight::ignored;
+    if (w == Weight::ignored) continue;
+    if (w == Weight::blocks || c.status == "fail" || (w == Weight::strict && c.status == "warn"))
       blocking.push_back(&c);
+    else if (c.status == "warn")
+      weak.push_back(&c);
   }
   const auto& list = blocking.empty() ? weak : blocking;
   if (list.empty()) return {};

@@ -7,7 +7,7 @@
 
 #include <filesystem>
 
-#include "shared_library.h"
+#include "core/shared_library.h"
 #include "doctor/facts.h"
 
 #if defined(GDR_HAVE_UCX) || __has_include(<ucp/api/ucp.h>)

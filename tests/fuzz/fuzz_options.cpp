@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "src/errors.h"
+#include "src/core/errors.h"
 #include "src/options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

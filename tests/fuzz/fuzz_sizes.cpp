@@ -12,8 +12,8 @@
 #include <string>
 #include <string_view>
 
-#include "src/errors.h"
-#include "src/sizes.h"
+#include "src/core/errors.h"
+#include "src/core/sizes.h"
 
 namespace {
 void check(bool ok, const char* what) {

@@ -12,7 +12,7 @@
 #include <string_view>
 
 #include "src/doctor/facts.h"
-#include "src/errors.h"
+#include "src/core/errors.h"
 #ifdef GDR_HAVE_VERBS
 #include "transports/verbs/verbs_logic.h"
 #endif

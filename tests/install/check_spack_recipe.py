@@ -10,7 +10,7 @@ recipe = src / "jobs/spack/package.py"
 text = recipe.read_text()
 compile(text, str(recipe), "exec")  # syntax, as py_compile, without writing __pycache__
 options = set(re.findall(r"option\((GDR_\w+)", (src / "CMakeLists.txt").read_text()))
-options |= set(re.findall(r"option\((GDR_\w+)", (src / "src/cuda/CMakeLists.txt").read_text()))
+options |= set(re.findall(r"option\((GDR_\w+)", (src / "src/memory/cuda/CMakeLists.txt").read_text()))
 mapped = dict(re.findall(r'define_from_variant\("(\w+)",\s*"(\w+)"\)', text))
 declared = set(re.findall(r'^\s*variant\("(\w+)"', text, re.M)) | {"cuda"}  # cuda: from CudaPackage
 errors = [f"{var} (variant {v}) is no option() in CMakeLists.txt" for var, v in mapped.items() if var not in options]

@@ -4,7 +4,7 @@
 There is no GPU here, so the MPS daemon is the stand-in in mps_standin/ (a real
 process named nvidia-cuda-mps-control with a real control socket); the helper,
 its /proc scan, its stop-and-kill logic and gdrbench's own reading of MPS
-(src/mps_state.cpp, through a real mpirun run read back from HDF5) are real.
+(src/core/mps.cpp, through a real mpirun run read back from HDF5) are real.
 """
 import os
 import subprocess

@@ -6,7 +6,7 @@
 #include <fstream>
 #include <string>
 
-#include "src/errors.h"
+#include "src/core/errors.h"
 #include "transports/verbs/verbs_logic.h"
 
 namespace fs = std::filesystem;

@@ -19,8 +19,8 @@
 #include <vector>
 
 #include "collectives/test.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
 #include "transports/staged/staged_transport.h"
 #include "transports/transport.h"
 
@@ -222,7 +222,7 @@ void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& 
     c.window = 8;
     c.src = 0;
     c.dst = n / 2;
-    find_test(name)->complete(c, c.bytes);
+    find_test(name)->complete(c, c.bytes, n);
     // Messages of 6 chunks. Spoil a chunk of the first timed message, past
     // the warm-up (latency: its lead and round trip, 12 copies, then the
     // timed batch's lead, 6 more, which round trip 0 overwrites; bw and

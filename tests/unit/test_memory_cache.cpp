@@ -1,7 +1,7 @@
-// The buffer cache between lanes (src/memory_cache.h) over real host memory.
+// The buffer cache between lanes (src/memory/memory_cache.h) over real host memory.
 #include <gtest/gtest.h>
 
-#include "src/memory_cache.h"
+#include "src/memory/memory_cache.h"
 
 namespace gdr {
 namespace {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "src/errors.h"
+#include "src/core/errors.h"
 #include "src/options.h"
 
 using namespace gdr;

@@ -10,8 +10,8 @@
 
 #include "../doctor/fake_tree.h"
 #include "doctor/facts.h"
-#include "src/ceiling.h"
-#include "src/mps.h"
+#include "src/core/ceiling.h"
+#include "src/core/mps.h"
 #include "src/verdict.h"
 #ifdef GDR_HAVE_UCX
 #include "transports/ucx/ucx_path.h"

@@ -1,4 +1,4 @@
-// The point-to-point payload pattern (src/pattern.h) through the host
+// The point-to-point payload pattern (src/memory/pattern.h) through the host
 // memory kind: what the receiver's check must catch.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <cstring>
 #include <vector>
 
-#include "src/memory.h"
-#include "src/pattern.h"
+#include "src/memory/memory.h"
+#include "src/memory/pattern.h"
 
 namespace gdr {
 namespace {

@@ -6,9 +6,9 @@
 #include <set>
 #include <vector>
 
-#include "src/exact_inputs.h"
-#include "src/host_reduce.h"
-#include "src/memory.h"
+#include "src/memory/exact_inputs.h"
+#include "src/memory/host_reduce.h"
+#include "src/memory/memory.h"
 
 using namespace gdr;
 

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "src/errors.h"
-#include "src/sizes.h"
+#include "src/core/errors.h"
+#include "src/core/sizes.h"
 
 using namespace gdr;
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <limits>
 
-#include "src/stats.h"
+#include "src/core/stats.h"
 
 using namespace gdr;
 

@@ -5,7 +5,7 @@
 // type itself. Any other PML (ob1) would hand device pointers to memcpy and
 // crash in opal_convertor_pack, so that case is refused with the reason.
 #include "cuda_aware.h"
-#include "src/launcher.h"
+#include "src/core/launcher.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>

@@ -10,8 +10,9 @@
 #include <algorithm>
 #include <climits>
 
-#include "src/bootstrap.h"
-#include "src/errors.h"
+#include "src/core/bootstrap.h"
+#include "src/doctor/doctor.h"
+#include "src/core/errors.h"
 #include "transports/mpi/cuda_aware.h"
 #include "transports/transport.h"
 
@@ -176,6 +177,10 @@ GDR_REGISTER_TRANSPORT(reg_mpi, "mpi",
                        [] { return std::string(); },
                        [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); },
                        [] { return mpi::device_memory_reason_for_list(); });
+// -m cuda --path direct needs a CUDA-aware MPI (the doctor's versions/mpi).
+GDR_REGISTER_READINESS(reg_mpi_readiness, "mpi", [](const doctor::Check& c, bool cuda_direct) {
+  return cuda_direct && c.area == "versions" && c.name == "mpi" ? doctor::Weight::strict : doctor::Weight::ignored;
+});
 
 }  // namespace
 }  // namespace gdr

@@ -22,9 +22,9 @@
 #include <map>
 #include <unordered_map>
 
-#include "sizes.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
+#include "src/core/sizes.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
 
 namespace gdr {
 namespace {
@@ -278,7 +278,14 @@ std::unique_ptr<Transport> staging_factory_fn(std::unique_ptr<Transport> inner, 
   return make_staged_transport(std::move(inner), boot, mem, staging_config());
 }
 
-[[maybe_unused]] const bool g_installed = (staging_factory() = staging_factory_fn, true);
+// One pinned pool: 2 directions x slots x chunk per peer (at least a page).
+std::size_t pool_bytes(std::size_t peers) {
+  const StagingConfig& c = staging_config();
+  return std::max<std::size_t>(2 * static_cast<std::size_t>(std::max(c.slots, 2)) * c.chunk_bytes * peers, 4096);
+}
+
+[[maybe_unused]] const bool g_installed =
+    (staging_factory() = staging_factory_fn, staging_host_bytes() = pool_bytes, true);
 
 }  // namespace
 

@@ -4,8 +4,8 @@
 
 #include <exception>
 
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 #include "ucx_transport.h"
 
 namespace gdr::ucx {

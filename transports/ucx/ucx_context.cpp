@@ -5,7 +5,7 @@
 
 #include <filesystem>
 
-#include "src/errors.h"
+#include "src/core/errors.h"
 
 namespace gdr::ucx {
 

@@ -13,7 +13,7 @@
 #include <utility>
 #include <vector>
 
-#include "src/memory.h"
+#include "src/memory/memory.h"
 
 namespace gdr::ucx {
 

@@ -16,10 +16,11 @@
 #include <map>
 #include <string>
 
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
-#include "src/wait_loop.h"
+#include "src/core/bootstrap.h"
+#include "src/doctor/doctor.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
+#include "src/core/wait_loop.h"
 #include "ucx_transport.h"
 
 namespace gdr::ucx {
@@ -280,6 +281,10 @@ GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
                        "UCX UCP tag send/recv; device memory needs a UCX built with CUDA",
                        unavailable, [](Bootstrap& b) { return std::make_unique<UcxTransport>(b); },
                        [] { return ucx::probe().cuda ? std::string() : ucx::no_cuda_reason(); });
+// -m cuda --path direct needs a UCX built with CUDA (the doctor's versions/ucx).
+GDR_REGISTER_READINESS(reg_ucx_readiness, "ucx", [](const doctor::Check& c, bool cuda_direct) {
+  return cuda_direct && c.area == "versions" && c.name == "ucx" ? doctor::Weight::strict : doctor::Weight::ignored;
+});
 
 }  // namespace
 }  // namespace gdr::ucx

@@ -12,8 +12,8 @@
 
 #include <fmt/format.h>
 
-#include "src/bootstrap.h"
-#include "src/errors.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
 #include "transports/transport.h"
 #include "send_cap.h"
 #include "ucx_context.h"

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "src/shared_library.h"
+#include "src/core/shared_library.h"
 
 namespace gdr::verbs {
 namespace {

@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "../../src/errors.h"
+#include "src/core/errors.h"
 #include "cuda_driver.h"
 #include "verbs_logic.h"
 

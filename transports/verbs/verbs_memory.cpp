@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "../../src/bootstrap.h"
-#include "../../src/errors.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
 #include "cuda_driver.h"
 #include "verbs_internal.h"
 #include "verbs_transport.h"

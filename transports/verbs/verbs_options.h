@@ -1,6 +1,7 @@
-// User choices for the verbs transport (--hca, --gid-index, --verbs-mode). The command line
-// fills them in with set_verbs_options(); when it has not, the environment
-// variables GDR_VERBS_HCA, GDR_VERBS_GID_INDEX and GDR_VERBS_MODE are read instead.
+// User choices for the verbs transport (--hca, --gid-index, --verbs-mode). The transport
+// declares those flags itself (verbs_options.cpp, GDR_REGISTER_OPTIONS) and fills these in
+// with set_verbs_options() before the run; when none was given, the environment variables
+// GDR_VERBS_HCA, GDR_VERBS_GID_INDEX and GDR_VERBS_MODE are read instead.
 #pragma once
 
 #include <string>

@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "datatype.h"
+#include "core/datatype.h"
 
 namespace gdr::cuda {
 

@@ -3,7 +3,7 @@
 // One table of operations per kind (as UCC's memory components do): the
 // collectives allocate, fill, reduce and check through it and never ask
 // which kind they hold. The host kind lives in memory_host.cpp; the CUDA
-// kind registers itself from src/cuda/ when it is built.
+// kind registers itself from src/memory/cuda/ when it is built.
 #pragma once
 
 #include <algorithm>
@@ -17,14 +17,21 @@
 #include <string_view>
 #include <vector>
 
-#include "datatype.h"
-#include "errors.h"
+#include "core/datatype.h"
+#include "core/errors.h"
 
 namespace gdr {
 
-enum class MemKind { host, cuda };
+// The memory kinds, as -m names them: a new kind adds its name here and
+// registers its table (register_memory_ops) from its own folder.
+#define GDR_MEM_KINDS(X) X(host) X(cuda)
+#define GDR_MEM_KIND_ENUM(k) k,
+enum class MemKind { GDR_MEM_KINDS(GDR_MEM_KIND_ENUM) };
+#undef GDR_MEM_KIND_ENUM
 std::string_view mem_name(MemKind k);
 MemKind parse_mem(std::string_view s);  // throws UsageError
+// Every kind in GDR_MEM_KINDS order, built into this binary or not.
+const std::vector<MemKind>& mem_kinds();
 
 // An allocation. A transport decides how to register it: dma-buf when
 // `dmabuf_fd` >= 0 (perftest's lesson), else the plain pointer.
@@ -122,6 +129,13 @@ class MemoryOps {
     std::string source;
   };
   virtual Capacity capacity(int /*local_ranks*/) { return {}; }
+  // The device of this kind this rank uses, for the results: its label
+  // ("0000:3B:00.0 NVIDIA H200", /ranks/gpu) and PCI bus id as the kind's
+  // library writes it; "" for none (host) or when it cannot say.
+  virtual std::string device_label() { return {}; }
+  virtual std::string device_bus_id() { return {}; }
+  // Whether two ranks of one node land on one device of this kind.
+  virtual bool ranks_share_device() { return false; }
 };
 
 // Forwards every operation to another table; a subclass changes a few
@@ -164,6 +178,9 @@ class ForwardingMemory : public MemoryOps {
   }
   bool reduce_done(std::uint64_t t) override { return inner_.reduce_done(t); }
   Capacity capacity(int local_ranks) override { return inner_.capacity(local_ranks); }
+  std::string device_label() override { return inner_.device_label(); }
+  std::string device_bus_id() override { return inner_.device_bus_id(); }
+  bool ranks_share_device() override { return inner_.ranks_share_device(); }
 
  protected:
   MemoryOps& inner_;

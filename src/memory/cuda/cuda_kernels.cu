@@ -10,8 +10,8 @@
 #include <cstdint>
 
 #include "cuda_kernels.h"
-#include "exact_inputs.h"
-#include "pattern.h"
+#include "memory/exact_inputs.h"
+#include "memory/pattern.h"
 
 namespace gdr::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // The CUDA memory kind's few entry points outside the MemoryOps table.
-// Compiled only when GDR_HAVE_CUDA is defined (src/cuda/CMakeLists.txt).
+// Compiled only when GDR_HAVE_CUDA is defined (src/memory/cuda/CMakeLists.txt).
 #pragma once
 
 #include <string>

@@ -5,22 +5,39 @@
 #include <array>
 #include <chrono>
 
-#include "errors.h"
+#include "core/errors.h"
 
 namespace gdr {
 namespace {
-std::array<MemoryOps*, 2>& table() {
-  static std::array<MemoryOps*, 2> t{};
+#define GDR_MEM_KIND_NAME(k) #k,
+constexpr std::string_view kNames[] = {GDR_MEM_KINDS(GDR_MEM_KIND_NAME)};
+#undef GDR_MEM_KIND_NAME
+constexpr std::size_t kKinds = std::size(kNames);
+
+std::array<MemoryOps*, kKinds>& table() {
+  static std::array<MemoryOps*, kKinds> t{};
   return t;
 }
 }  // namespace
 
-std::string_view mem_name(MemKind k) { return k == MemKind::host ? "host" : "cuda"; }
+std::string_view mem_name(MemKind k) { return kNames[static_cast<std::size_t>(k)]; }
+
+const std::vector<MemKind>& mem_kinds() {
+  static const std::vector<MemKind> v = [] {
+    std::vector<MemKind> out;
+    for (std::size_t i = 0; i < kKinds; ++i) out.push_back(static_cast<MemKind>(i));
+    return out;
+  }();
+  return v;
+}
 
 MemKind parse_mem(std::string_view s) {
-  if (s == "host") return MemKind::host;
-  if (s == "cuda") return MemKind::cuda;
-  throw UsageError(fmt::format("unknown memory kind '{}' (use host, cuda)", s));
+  std::string names;
+  for (MemKind k : mem_kinds()) {
+    if (s == mem_name(k)) return k;
+    names += (names.empty() ? "" : ", ") + std::string(mem_name(k));
+  }
+  throw UsageError(fmt::format("unknown memory kind '{}' (use {})", s, names));
 }
 
 // Host memory: plain copies one after another, timed by the steady clock.

@@ -11,9 +11,9 @@
 
 #include "collectives/test.h"
 #include "collectives/timed_loop.h"
-#include "src/bootstrap.h"
-#include "src/errors.h"
-#include "src/signals.h"
+#include "src/core/bootstrap.h"
+#include "src/core/errors.h"
+#include "src/core/signals.h"
 
 namespace gdr {
 namespace {

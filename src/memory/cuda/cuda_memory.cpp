@@ -18,14 +18,14 @@
 #include <vector>
 
 #include "cuda_kernels.h"
-#include "errors.h"
-#include "exact_inputs.h"
-#include "host_reduce.h"
-#include "memory.h"
-#include "signals.h"
-#include "wait_loop.h"
-#include "sizes.h"
-#include "src/launcher.h"
+#include "core/errors.h"
+#include "memory/exact_inputs.h"
+#include "memory/host_reduce.h"
+#include "memory/memory.h"
+#include "core/signals.h"
+#include "core/wait_loop.h"
+#include "core/sizes.h"
+#include "core/launcher.h"
 
 namespace gdr::cuda {
 namespace {
@@ -251,6 +251,10 @@ class CudaMemory final : public MemoryOps {
   void free_pinned(void* p) override {
     if (p) cudaFreeHost(p);
   }
+
+  std::string device_label() override { return gpu_label(); }
+  std::string device_bus_id() override { return pci_bus_id(); }
+  bool ranks_share_device() override { return ranks_share_gpu(); }
 
   // Free device memory (cudaMemGetInfo), shared by the ranks of this node
   // that use the same device.

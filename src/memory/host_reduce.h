@@ -8,7 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "datatype.h"
+#include "core/datatype.h"
 
 namespace gdr::host {
 

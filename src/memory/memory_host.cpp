@@ -9,12 +9,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "errors.h"
+#include "core/errors.h"
 #include "exact_inputs.h"
 #include "host_reduce.h"
 #include "memory.h"
 #include "pattern.h"
-#include "sizes.h"
+#include "core/sizes.h"
 
 namespace gdr::host {
 
