@@ -131,30 +131,35 @@ def main():
             print(f"{s:>9} {np.nanmedian(pts):>8.1f} {np.nanmedian(gs):>8.1f}  {spread(ratios):<22} "
                   f"{','.join(sorted(modes))} {tgt}")
 
-    fps = [("inline off (latency imm)", "fp_lat_on", "fp_lat_noinline", int(fp_lat), True),
-           ("eager inline off (latency imm)", "fp_lat_on", "fp_lat_noeager", int(fp_lat), True),
-           ("yield off (latency imm)", "fp_lat_on", "fp_lat_noyield", int(fp_lat), True),
-           ("eager inline off (latency poll)", "fp_lat_poll_on", "fp_lat_poll_noeager", int(fp_lat), True),
-           ("signal every WR (bw write)", "fp_bw_write_on", "fp_bw_write_signal_all", int(fp_bw), False),
-           ("postlist off (bw write)", "fp_bw_write_on", "fp_bw_write_nopostlist", int(fp_bw), False),
-           ("receive batches off (bw imm)", "fp_bw_imm_on", "fp_bw_imm_norecvbatch", int(fp_bw), False),
-           ("wait=event (latency imm)", "fp_lat_on", "fp_lat_event", int(fp_lat), True),
-           ("wait=poll (bw write)", "fp_bw_write_on", "fp_bw_write_poll", int(fp_bw), False),
-           ("wait=poll (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_poll", int(fp_big), False),
-           ("--slots 1 (bw write, big)", "fp_bw_write_big_on", "fp_bw_write_big_slots1", int(fp_big), False)]
-    if any(os.path.exists(f"{d}/fp_lat_on.h5") for d in reps):
+    # (label, pair name, size, median?): files fp_<name>_on / fp_<name>_off,
+    # run as a pair in ABBA order over the repeats (bench_guest.sh).
+    fps = [("inline off (latency imm)", "lat_noinline", int(fp_lat), True),
+           ("eager inline off (latency imm)", "lat_noeager", int(fp_lat), True),
+           ("eager inline off (latency poll)", "lat_poll_noeager", int(fp_lat), True),
+           ("yield off (latency imm)", "lat_noyield", int(fp_lat), True),
+           ("wait=event (latency imm)", "lat_event", int(fp_lat), True),
+           ("signal every WR (bw write)", "bw_write_signal_all", int(fp_bw), False),
+           ("postlist off (bw write)", "bw_write_nopostlist", int(fp_bw), False),
+           ("receive batches off (bw imm)", "bw_imm_norecvbatch", int(fp_bw), False),
+           ("yield off (bw imm)", "bw_imm_noyield", int(fp_bw), False),
+           ("wait=poll (bw write)", "bw_write_poll", int(fp_bw), False),
+           ("wait=poll (bw write, big)", "bw_write_big_poll", int(fp_big), False),
+           ("--slots 1 (bw write, big)", "bw_write_big_slots1", int(fp_big), False)]
+    if any(os.path.exists(f"{d}/fp_{fps[0][1]}_on.h5") or os.path.exists(f"{d}/fp_{fps[5][1]}_on.h5")
+           for d in reps):
         print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
-              "wait: time with the other wait / with the default: imm spins, write on rxe sleeps), "
+              "wait: the other wait over the default: imm spins, write on rxe sleeps; "
+              "--slots 1: one buffer over the default's distinct slots), each a pair in ABBA order, "
               "median [min-max] over repeats ==")
-        for name, on, off, size, median in fps:
+        for label, name, size, median in fps:
             ratios = []
             for d in reps:
-                a, b = gdr_cases(f"{d}/{on}.h5"), gdr_cases(f"{d}/{off}.h5")
+                a, b = gdr_cases(f"{d}/fp_{name}_on.h5"), gdr_cases(f"{d}/fp_{name}_off.h5")
                 if size in a and size in b:
                     f = np.median if median else np.mean
                     ratios.append(f(b[size][0]) / f(a[size][0]))
                     wrong += a[size][2] + b[size][2]
-            print(f"  {name:<30} {size:>6} B  {spread(ratios)}")
+            print(f"  {label:<32} {size:>8} B  {spread(ratios)}")
 
     print(f"\n#wrong over every gdrbench row: {wrong}")
     print("targets:", "all met" if not misses and wrong == 0 else "MISSED: " + "; ".join(misses))

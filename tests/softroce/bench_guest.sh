@@ -42,7 +42,7 @@
 #                         gdrbench rank 0 in node1, rank 1 in node2; rxe0 on
 #                         both, so the data flows node1 -> node2 in both tools)
 # Files per repeat: perftest_<tool>_<size>.{client,server}.txt,
-# gdr_<lat|bw>_<mode>.{h5,txt}, fp_<name>.{h5,txt}.
+# gdr_<lat|bw>_<mode>.{h5,txt}, fp_<name>_{on,off}.{h5,txt}.
 # perftest converts its rdtsc cycles with a CPU MHz it estimates; under
 # emulation that estimate sometimes fails (inf/nan in the row): rerun then.
 set -uo pipefail
@@ -158,33 +158,43 @@ for rep in $(seq 1 "$REPEAT"); do
     if ((rep % 2)); then pt; gd; else gd; pt; fi
   done
   if [[ $FASTPATHS == 1 ]]; then
-    # Each fast path off, right after the same shape with all on.
-    stamp "fast paths: latency imm at $FP_LAT_SIZE B, bw at $FP_BW_SIZE B, each on then off"
+    # Each fast path off against the same shape with all on, as its own pair
+    # in ABBA order (odd repeats on first): a run's place in the block must
+    # not decide (with "on" always first, every "off" read faster).
+    stamp "fast paths: latency at $FP_LAT_SIZE B, bw at $FP_BW_SIZE / $FP_BIG_SIZE B, each on and off ($( ((rep % 2)) && echo on || echo off) first)"
+    fp() {  # name ENV=VALUE test-args...
+      local name=$1 env=$2; shift 2
+      local on=(gdr_run -- "$out/fp_${name}_on" "$@") off=(gdr_run "$env" -- "$out/fp_${name}_off" "$@")
+      if ((rep % 2)); then "${on[@]}"; "${off[@]}"; else "${off[@]}"; "${on[@]}"; fi
+    }
+    lat_imm=(--verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE")
+    lat_poll=(--verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE")
+    bw_write=(--verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE")
+    bw_imm=(--verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE")
+    big_write=(--verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE")
     # shellcheck disable=SC2046
     if [[ " $PARTS " == *" lat "* ]]; then
-      gdr_run -- "$out/fp_lat_on" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_INLINE=0 -- "$out/fp_lat_noinline" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_EAGER=0 -- "$out/fp_lat_noeager" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_YIELD=0 -- "$out/fp_lat_noyield" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run -- "$out/fp_lat_poll_on" $(lat_args) --verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_EAGER=0 -- "$out/fp_lat_poll_noeager" $(lat_args) --verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
-      gdr_run GDR_VERBS_WAIT=event -- "$out/fp_lat_event" $(lat_args) --verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE"
+      fp lat_noinline GDR_VERBS_INLINE=0 $(lat_args) "${lat_imm[@]}"
+      fp lat_noeager GDR_VERBS_EAGER=0 $(lat_args) "${lat_imm[@]}"
+      fp lat_poll_noeager GDR_VERBS_EAGER=0 $(lat_args) "${lat_poll[@]}"
+      fp lat_noyield GDR_VERBS_YIELD=0 $(lat_args) "${lat_imm[@]}"
+      # the other way to wait than imm's default (spin): sleep
+      fp lat_event GDR_VERBS_WAIT=event $(lat_args) "${lat_imm[@]}"
     fi
-    # fp_lat_event, fp_bw_*_poll: the other way to wait than the default: imm
-    # spins by default (event there), write on rxe sleeps (poll there).
     # shellcheck disable=SC2046
     if [[ " $PARTS " == *" bw "* ]]; then
-      gdr_run -- "$out/fp_bw_write_on" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      gdr_run GDR_VERBS_SIGNAL_EVERY=1 -- "$out/fp_bw_write_signal_all" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      gdr_run GDR_VERBS_POSTLIST=0 -- "$out/fp_bw_write_nopostlist" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      gdr_run -- "$out/fp_bw_imm_on" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      gdr_run GDR_VERBS_RECV_BATCH=0 -- "$out/fp_bw_imm_norecvbatch" $(bw_args) --verbs-mode imm -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_poll" $(bw_args) --verbs-mode write -b "$FP_BW_SIZE" -e "$FP_BW_SIZE"
-      gdr_run -- "$out/fp_bw_write_big_on" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
-      gdr_run GDR_VERBS_WAIT=poll -- "$out/fp_bw_write_big_poll" $(bw_args) --verbs-mode write -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
-      # perftest's footprint: one buffer a side, written over and over
-      # (gdrbench's default: distinct slots within 16 MiB, so every message is checked).
-      gdr_run -- "$out/fp_bw_write_big_slots1" $(bw_args) --verbs-mode write --slots 1 -b "$FP_BIG_SIZE" -e "$FP_BIG_SIZE"
+      fp bw_write_signal_all GDR_VERBS_SIGNAL_EVERY=1 $(bw_args) "${bw_write[@]}"
+      fp bw_write_nopostlist GDR_VERBS_POSTLIST=0 $(bw_args) "${bw_write[@]}"
+      fp bw_imm_norecvbatch GDR_VERBS_RECV_BATCH=0 $(bw_args) "${bw_imm[@]}"
+      fp bw_imm_noyield GDR_VERBS_YIELD=0 $(bw_args) "${bw_imm[@]}"
+      # write on rxe sleeps by default: spinning instead
+      fp bw_write_poll GDR_VERBS_WAIT=poll $(bw_args) "${bw_write[@]}"
+      fp bw_write_big_poll GDR_VERBS_WAIT=poll $(bw_args) "${big_write[@]}"
+      # perftest's footprint, one buffer a side written over and over (the
+      # default: distinct slots within 16 MiB, every message checked)
+      slots_on=(gdr_run -- "$out/fp_bw_write_big_slots1_on" $(bw_args) "${big_write[@]}")
+      slots_off=(gdr_run -- "$out/fp_bw_write_big_slots1_off" $(bw_args) "${big_write[@]}" --slots 1)
+      if ((rep % 2)); then "${slots_on[@]}"; "${slots_off[@]}"; else "${slots_off[@]}"; "${slots_on[@]}"; fi
     fi
   fi
 done
