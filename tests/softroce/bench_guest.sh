@@ -162,9 +162,10 @@ for rep in $(seq 1 "$REPEAT"); do
     # in ABBA order (odd repeats on first): a run's place in the block must
     # not decide (with "on" always first, every "off" read faster).
     stamp "fast paths: latency at $FP_LAT_SIZE B, bw at $FP_BW_SIZE / $FP_BIG_SIZE B, each on and off ($( ((rep % 2)) && echo on || echo off) first)"
-    fp() {  # name ENV=VALUE test-args...
+    fp() {  # [OFF_ARGS="args the off run adds"] fp name ENV=VALUE|"" test-args...
       local name=$1 env=$2; shift 2
-      local on=(gdr_run -- "$out/fp_${name}_on" "$@") off=(gdr_run "$env" -- "$out/fp_${name}_off" "$@")
+      # shellcheck disable=SC2086
+      local on=(gdr_run -- "$out/fp_${name}_on" "$@") off=(gdr_run ${env:+"$env"} -- "$out/fp_${name}_off" "$@" ${OFF_ARGS:-})
       if ((rep % 2)); then "${on[@]}"; "${off[@]}"; else "${off[@]}"; "${on[@]}"; fi
     }
     lat_imm=(--verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE")
@@ -192,9 +193,7 @@ for rep in $(seq 1 "$REPEAT"); do
       fp bw_write_big_poll GDR_VERBS_WAIT=poll $(bw_args) "${big_write[@]}"
       # perftest's footprint, one buffer a side written over and over (the
       # default: distinct slots within 16 MiB, every message checked)
-      slots_on=(gdr_run -- "$out/fp_bw_write_big_slots1_on" $(bw_args) "${big_write[@]}")
-      slots_off=(gdr_run -- "$out/fp_bw_write_big_slots1_off" $(bw_args) "${big_write[@]}" --slots 1)
-      if ((rep % 2)); then "${slots_on[@]}"; "${slots_off[@]}"; else "${slots_off[@]}"; "${slots_on[@]}"; fi
+      OFF_ARGS="--slots 1" fp bw_write_big_slots1 "" $(bw_args) "${big_write[@]}"
     fi
   fi
 done
