@@ -1,6 +1,6 @@
-#include <chrono>
-
 #include "test.h"
+
+#include "src/core/timer.h"
 
 namespace gdr {
 
@@ -34,8 +34,6 @@ ReferenceRegistrar::ReferenceRegistrar(ReferenceInfo info) {
   reference_registry().push_back(std::move(info));
 }
 
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
+double now_seconds() { return timer_now(); }
 
 }  // namespace gdr

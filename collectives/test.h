@@ -148,7 +148,7 @@ struct ReferenceRegistrar {
 #define GDR_REGISTER_REFERENCE(var, ...) \
   static ::gdr::ReferenceRegistrar var { ::gdr::ReferenceInfo{__VA_ARGS__} }
 
-// Shared by the timed loops: steady-clock seconds.
+// Shared by the timed loops: seconds of the run's timer (src/core/timer.h).
 double now_seconds();
 
 }  // namespace gdr

@@ -74,9 +74,11 @@ std::string program(std::string_view v) {
 std::string verbs_mode(std::string_view v) {
   return v == "imm" || v == "write" || v == "poll" ? "" : "want imm, write or poll";
 }
+std::string timer(std::string_view v) { return v == "auto" || v == "tsc" || v == "clock" ? "" : "want auto, tsc or clock"; }
 std::string verbs_wait(std::string_view v) { return v == "poll" || v == "event" ? "" : "want poll or event"; }
 
 constexpr EnvVar kVars[] = {
+    {"GDR_TIMER", "the clock of timed intervals (auto: the TSC where clock_gettime is a syscall)", timer},
     {"GDR_STAGE_CHUNK", "staged path: bytes per pinned host chunk", stage_chunk},
     {"GDR_STAGE_SLOTS", "staged path: pinned chunks in flight per peer and direction", whole<2, 1024>},
     {"GDR_UCX_CUDA_MAX_SENDS", "ucx: device-memory sends in flight per peer (0 = no cap)",

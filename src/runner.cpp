@@ -20,6 +20,7 @@
 #include "progress.h"
 #include "rank_devices.h"
 #include "core/signals.h"
+#include "core/timer.h"
 
 namespace gdr {
 namespace {
@@ -252,6 +253,7 @@ class Sweep {
     std::vector<std::string> notes;
     std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
     notes.insert(notes.begin(), iterations_note(opt_));
+    meta_.facts.emplace_back("timer", timer_description());
     if (std::any_of(opt_.mems.begin(), opt_.mems.end(),
                     [](MemKind k) { return memory_ops(k) && memory_ops(k)->ranks_share_device(); })) {
       // Every rank looks for the MPS daemon of its own node; any without is reported.

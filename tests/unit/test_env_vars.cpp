@@ -16,14 +16,15 @@ TEST(EnvVars, GoodValues) {
                       {"GDR_VERBS_GID_INDEX", "3"}, {"GDR_VERBS_RETRY_CNT", "7"},
                       {"GDR_VERBS_QP_TIMEOUT", "14"}, {"GDR_SELFTEST_FAIL_RANK", "2"},
                       {"GDR_SELFTEST_CORRUPT", "1"}, {"GDR_ANALYSIS_DIR", "/"},
-                      {"GDR_PYTHON", "python3"}, {"GDR_PYTHON", "/bin/sh"}, {"NOT_OURS", "anything"}})
+                      {"GDR_PYTHON", "python3"}, {"GDR_PYTHON", "/bin/sh"}, {"GDR_TIMER", "tsc"},
+                      {"NOT_OURS", "anything"}})
     EXPECT_EQ(env_value_problem(n, v), "") << n << "=" << v;
 }
 
 TEST(EnvVars, BadValuesOneLine) {
   for (auto [n, v] : {std::pair{"GDR_STAGE_CHUNK", "abc"}, {"GDR_STAGE_CHUNK", "0"},
                       {"GDR_STAGE_CHUNK", "2G"}, {"GDR_STAGE_CHUNK", "-4M"},
-                      {"GDR_STAGE_SLOTS", "1"}, {"GDR_STAGE_SLOTS", "four"}, {"GDR_STAGE_SLOTS", " 4"},
+                      {"GDR_STAGE_SLOTS", "1"}, {"GDR_STAGE_SLOTS", "four"}, {"GDR_TIMER", "rdtsc"}, {"GDR_STAGE_SLOTS", " 4"},
                       {"GDR_UCX_CUDA_MAX_SENDS", "-1"}, {"GDR_UCX_CUDA_MAX_SENDS", "1e3"},
                       {"GDR_VERBS_HCA", "mlx5_0:"}, {"GDR_VERBS_HCA", "mlx5 0"}, {"GDR_VERBS_HCA", ":1"},
                       {"GDR_VERBS_HCA", "mlx5_0:0"}, {"GDR_VERBS_GID_INDEX", "x"},

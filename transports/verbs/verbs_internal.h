@@ -61,6 +61,10 @@ constexpr std::uint64_t kMaxChunk = 1ull << 30;
 constexpr std::uint32_t kWantInline = 220;      // perftest's default for RC
 constexpr std::uint32_t kSignalEvery = 32;      // selective signaling: sq depth / 8
 constexpr int kSpinPolls = 64;                  // GDR_VERBS_WAIT=event: empty polls before sleeping
+// A software device: empty polls before each further one yields the CPU. A
+// round trip's wait (tens of us in the qemu guest) ends within them, as
+// ib_send_lat's, which never yields; a bandwidth window's (ms) yields.
+constexpr int kSpinBeforeYield = 256;
 constexpr int kSleepMs = 1;  // the longest sleep: credits and poll-mode data make no completion
 constexpr int kSoftQpTimeout = 16;  // ack timeout exponent on rxe/siw: 268 ms a try (verbs_connect.cpp)
 constexpr std::uint32_t kRxeVendorId = 0xffffff;  // Soft-RoCE

@@ -95,7 +95,8 @@ bool VerbsTransport::test(const Request& req) {
   // A software device (rxe, siw) moves the data in kernel threads and
   // softirqs; spinning here would starve them of the CPU. With a completion
   // channel, sleep once a short spin found nothing; not for a poll-mode
-  // receive, whose arrival makes no completion.
+  // receive, whose arrival makes no completion. Without one, yield once a
+  // spin of kSpinBeforeYield polls found nothing.
   if (completions > 0) {
     idle_polls_ = 0;
   } else if (wait_event_ && !(it->second.poll && !it->second.is_send)) {
@@ -103,7 +104,8 @@ bool VerbsTransport::test(const Request& req) {
       idle_polls_ = 0;
       sleep_on_cq();
     }
-  } else if (software_device_ && yield_) {
+  } else if (software_device_ && yield_ && ++idle_polls_ >= kSpinBeforeYield) {
+    idle_polls_ = kSpinBeforeYield;  // every further empty poll yields
     sched_yield();
   }
   return false;
