@@ -128,6 +128,7 @@ inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const Pair
     for (int done = 0; done < count;) {
       const int it = first + done, n = std::min(batch, count - done);
       if (role.in_pair && h.before) h.before(role, it, n);
+      if (role.in_pair && env.transport) env.transport->start_posted();  // untimed: before the barrier
       env.boot.barrier();
       if (role.in_pair && h.lead) h.lead(role);
       for (int k = 0; k < n; ++k) {

@@ -138,6 +138,8 @@ def main():
            ("eager inline off (latency poll)", "lat_poll_noeager", int(fp_lat), True),
            ("yield off (latency imm)", "lat_noyield", int(fp_lat), True),
            ("wait=event (latency imm)", "lat_event", int(fp_lat), True),
+           ("bound to cores (latency imm)", "lat_imm_bound", int(fp_lat), True),
+           ("bound to cores (latency poll)", "lat_poll_bound", int(fp_lat), True),
            ("signal every WR (bw write)", "bw_write_signal_all", int(fp_bw), False),
            ("postlist off (bw write)", "bw_write_nopostlist", int(fp_bw), False),
            ("receive batches off (bw imm)", "bw_imm_norecvbatch", int(fp_bw), False),
@@ -145,11 +147,12 @@ def main():
            ("wait=poll (bw write)", "bw_write_poll", int(fp_bw), False),
            ("wait=poll (bw write, big)", "bw_write_big_poll", int(fp_big), False),
            ("--slots 1 (bw write, big)", "bw_write_big_slots1", int(fp_big), False)]
-    if any(os.path.exists(f"{d}/fp_{fps[0][1]}_on.h5") or os.path.exists(f"{d}/fp_{fps[5][1]}_on.h5")
+    if any(os.path.exists(f"{d}/fp_{fps[0][1]}_on.h5") or os.path.exists(f"{d}/fp_{fps[7][1]}_on.h5")
            for d in reps):
         print("\n== fast paths: time with it off / time with it on (> 1: it helps; "
               "wait: the other wait over the default: imm spins, write on rxe sleeps; "
-              "--slots 1: one buffer over the default's distinct slots), each a pair in ABBA order, "
+              "--slots 1: one buffer over the default's distinct slots; bound: mpirun --bind-to core over "
+              "unbound, as perftest runs), each a pair in ABBA order, "
               "median [min-max] over repeats ==")
         for label, name, size, median in fps:
             ratios = []

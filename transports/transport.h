@@ -78,6 +78,11 @@ class Transport {
   virtual std::unique_ptr<MemRegion> register_memory(const Buffer& b) = 0;
   virtual Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) = 0;
   virtual Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) = 0;
+  // Starts what was posted so far without waiting for any of it; test()
+  // does too. Callers that post several receives and then block elsewhere
+  // (a barrier) call it first (verbs: the receives' clear-to-sends leave
+  // then, as few control SENDs as fit).
+  virtual void start_posted() {}
   // Makes progress; true once `req` has completed (then it is forgotten).
   // Throws RunError naming the peer when the operation failed.
   virtual bool test(const Request& req) = 0;

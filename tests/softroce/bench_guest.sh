@@ -115,7 +115,8 @@ gdr_run() {
                -np 1 env "${envs[@]}" GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5")
   [[ $NODES == 2 ]] &&
     where=(--host node1,node2 -np 2 env "${envs[@]}" GDR_VERBS_HCA="$SERVER_DEV" "$gdr" run "$@" --output "$stem.h5")
-  timeout 240 mpirun --allow-run-as-root "${where[@]}" \
+  # Not bound by default, as perftest's processes (BIND=core: Open MPI's own default for 2 ranks).
+  timeout 240 mpirun --allow-run-as-root --bind-to "${BIND:-none}" "${where[@]}" \
     >"$stem.txt" 2>&1 || { stamp "FAILED: gdrbench $* (see $stem.txt)"; status=1; }
   grep -E "latency:|bw:" "$stem.txt"
 }
@@ -162,11 +163,12 @@ for rep in $(seq 1 "$REPEAT"); do
     # in ABBA order (odd repeats on first): a run's place in the block must
     # not decide (with "on" always first, every "off" read faster).
     stamp "fast paths: latency at $FP_LAT_SIZE B, bw at $FP_BW_SIZE / $FP_BIG_SIZE B, each on and off ($( ((rep % 2)) && echo on || echo off) first)"
-    fp() {  # [OFF_ARGS="args the off run adds"] fp name ENV=VALUE|"" test-args...
+    fp() {  # [OFF_ARGS="args the off run adds"] [OFF_BIND=core] fp name ENV=VALUE|"" test-args...
       local name=$1 env=$2; shift 2
       # shellcheck disable=SC2086
       local on=(gdr_run -- "$out/fp_${name}_on" "$@") off=(gdr_run ${env:+"$env"} -- "$out/fp_${name}_off" "$@" ${OFF_ARGS:-})
-      if ((rep % 2)); then "${on[@]}"; "${off[@]}"; else "${off[@]}"; "${on[@]}"; fi
+      local off_bind=${OFF_BIND:-${BIND:-none}}
+      if ((rep % 2)); then "${on[@]}"; BIND=$off_bind "${off[@]}"; else BIND=$off_bind "${off[@]}"; "${on[@]}"; fi
     }
     lat_imm=(--verbs-mode imm -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE")
     lat_poll=(--verbs-mode poll -b "$FP_LAT_SIZE" -e "$FP_LAT_SIZE")
@@ -179,6 +181,9 @@ for rep in $(seq 1 "$REPEAT"); do
       fp lat_noeager GDR_VERBS_EAGER=0 $(lat_args) "${lat_imm[@]}"
       fp lat_poll_noeager GDR_VERBS_EAGER=0 $(lat_args) "${lat_poll[@]}"
       fp lat_noyield GDR_VERBS_YIELD=0 $(lat_args) "${lat_imm[@]}"
+      # mpirun --bind-to core (Open MPI's default for 2 ranks) against unbound
+      OFF_BIND=core fp lat_imm_bound "" $(lat_args) "${lat_imm[@]}"
+      OFF_BIND=core fp lat_poll_bound "" $(lat_args) "${lat_poll[@]}"
       # the other way to wait than imm's default (spin): sleep
       fp lat_event GDR_VERBS_WAIT=event $(lat_args) "${lat_imm[@]}"
     fi

@@ -51,8 +51,14 @@ struct CtlMsg {
 };
 constexpr std::uint32_t kCtsPoll = 1;
 constexpr std::uint32_t kCtsMagic = 0x67647243;  // "gdrC"
-constexpr std::size_t kSlotBytes = 64;
-static_assert(sizeof(CtlMsg) <= kSlotBytes);
+// One control SEND carries the clear-to-sends of up to kCtsPerSend receives
+// posted together (a latency batch's 65, a bw window's 16): one SEND, one
+// receive WQE and one completion at the sender instead of one per receive.
+// On rxe each SEND is kernel work on the CPUs the ranks spin on; one per
+// receive made a ping-pong batch's first round trip take 1.5-2.9 ms.
+constexpr std::size_t kCtsPerSend = 15;
+constexpr std::size_t kSlotBytes = 512;  // a receive slot holds one control SEND
+static_assert(sizeof(CtlMsg) * kCtsPerSend <= kSlotBytes);
 
 constexpr std::uint32_t kSendDepth = 256;
 constexpr std::uint32_t kRecvDepth = 256;
@@ -61,10 +67,13 @@ constexpr std::uint64_t kMaxChunk = 1ull << 30;
 constexpr std::uint32_t kWantInline = 220;      // perftest's default for RC
 constexpr std::uint32_t kSignalEvery = 32;      // selective signaling: sq depth / 8
 constexpr int kSpinPolls = 64;                  // GDR_VERBS_WAIT=event: empty polls before sleeping
-// A software device: empty polls before each further one yields the CPU. A
-// round trip's wait (tens of us in the qemu guest) ends within them, as
-// ib_send_lat's, which never yields; a bandwidth window's (ms) yields.
-constexpr int kSpinBeforeYield = 256;
+// A software device: how long a wait spins before each further empty poll
+// yields the CPU. A round trip's wait (100-200 us in the qemu guest) ends
+// within it, as ib_send_lat's, which never yields (yielding from the first
+// empty poll made imm latency 1.2-1.33x slower there, and 200 us still
+// 1.18x); a bandwidth window of MiB messages (10-20 ms each) yields, so the
+// kernel moving the data gets the CPU.
+constexpr double kSpinBeforeYieldS = 1e-3;
 constexpr int kSleepMs = 1;  // the longest sleep: credits and poll-mode data make no completion
 constexpr int kSoftQpTimeout = 16;  // ack timeout exponent on rxe/siw: 268 ms a try (verbs_connect.cpp)
 constexpr std::uint32_t kRxeVendorId = 0xffffff;  // Soft-RoCE

@@ -103,10 +103,11 @@ bool VerbsTransport::flush(Peer& p) {
   return ok;
 }
 
-void VerbsTransport::post_ctl(Peer& p, const CtlMsg& m) {
+void VerbsTransport::post_ctl(Peer& p, const CtlMsg* m, std::size_t n) {
   std::uint32_t slot = recv_depth_ + static_cast<std::uint32_t>(p.sq_posted % send_depth_);
-  std::memcpy(p.recv_slot(slot), &m, sizeof m);
-  ibv_send_wr& wr = append(p, Wr::ctl, 0, p.recv_slot(slot), sizeof m, p.slots->mr->lkey, true);
+  const auto bytes = static_cast<std::uint32_t>(n * sizeof *m);
+  std::memcpy(p.recv_slot(slot), m, bytes);
+  ibv_send_wr& wr = append(p, Wr::ctl, 0, p.recv_slot(slot), bytes, p.slots->mr->lkey, true);
   wr.opcode = IBV_WR_SEND;
   p.credits.on_send();
 }
@@ -213,15 +214,20 @@ void VerbsTransport::on_completion(const ibv_wc& wc) {
 }
 
 void VerbsTransport::on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot) {
-  if (wc.opcode == IBV_WC_RECV) {
-    CtlMsg m;
-    std::memcpy(&m, p.recv_slot(slot), sizeof m);
-    if (m.magic != kCtsMagic || wc.byte_len != sizeof m) {
+  if (wc.opcode == IBV_WC_RECV) {  // clear-to-sends, 1 to kCtsPerSend
+    const std::size_t n = wc.byte_len / sizeof(CtlMsg);
+    bool ok = n >= 1 && n <= kCtsPerSend && wc.byte_len == n * sizeof(CtlMsg);
+    for (std::size_t i = 0; ok && i < n; ++i) {
+      CtlMsg m;
+      std::memcpy(&m, p.recv_slot(slot) + i * sizeof m, sizeof m);
+      ok = m.magic == kCtsMagic;
+      if (ok) p.cts.push_back(m);
+    }
+    if (!ok) {
       fail(p, fmt::format("{}: verbs: garbled control message ({} B) from {}", boot_.me(),
                           wc.byte_len, boot_.who(p.rank)));
       return;
     }
-    p.cts.push_back(m);
   } else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
     const std::uint32_t seq = ntohl(wc.imm_data);
     if (mode_ == Mode::imm) {  // one immediate per chunk, in order

@@ -12,6 +12,7 @@
 
 #include "src/core/bootstrap.h"
 #include "src/core/errors.h"
+#include "src/core/timer.h"
 #include "verbs_internal.h"
 
 namespace gdr::verbs {
@@ -66,9 +67,9 @@ Request VerbsTransport::post_recv(int peer, MemRegion& r, std::size_t off, std::
   op.seq = p.recv_seq++;
   std::uint64_t id = next_op_++;
   ops_.emplace(id, op);
+  // Advertised by the next test() or start_posted(): the clear-to-sends of
+  // receives posted together then share control SENDs (kCtsPerSend).
   p.recv_unadvertised.push_back(id);
-  pump(p);  // the clear-to-send leaves now: the sender should not wait for it
-  flush(p);
   return Request{id, peer, false, len};
 }
 
@@ -96,7 +97,7 @@ bool VerbsTransport::test(const Request& req) {
   // softirqs; spinning here would starve them of the CPU. With a completion
   // channel, sleep once a short spin found nothing; not for a poll-mode
   // receive, whose arrival makes no completion. Without one, yield once a
-  // spin of kSpinBeforeYield polls found nothing.
+  // spin of kSpinBeforeYieldS found nothing.
   if (completions > 0) {
     idle_polls_ = 0;
   } else if (wait_event_ && !(it->second.poll && !it->second.is_send)) {
@@ -104,9 +105,14 @@ bool VerbsTransport::test(const Request& req) {
       idle_polls_ = 0;
       sleep_on_cq();
     }
-  } else if (software_device_ && yield_ && ++idle_polls_ >= kSpinBeforeYield) {
-    idle_polls_ = kSpinBeforeYield;  // every further empty poll yields
-    sched_yield();
+  } else if (software_device_ && yield_) {
+    // The spin's start, read at its first empty poll (a cheap clock: the TSC where
+    // clock_gettime is a syscall, src/core/timer.h); then every 16th looks at it.
+    if (idle_polls_ == 0) spin_start_ = timer_now();
+    if (idle_polls_ < 0 || ((++idle_polls_ & 15) == 0 && timer_now() - spin_start_ > kSpinBeforeYieldS)) {
+      idle_polls_ = -1;  // past the spin: every further empty poll yields
+      sched_yield();
+    }
   }
   return false;
 }
@@ -132,12 +138,12 @@ int VerbsTransport::progress() {
   return n;
 }
 
-// A receive is advertised with a clear-to-send. In poll mode a host range
+// A receive is advertised with a clear-to-send (`m`, sent by pump()). In poll mode a host range
 // gets a sentinel in its last byte first, and waits while an earlier receive
 // still outstanding covers any of its bytes (that one's data would look like
 // this one's arrival). False: not advertised yet.
-bool VerbsTransport::advertise(Peer& p, Op& op, std::uint64_t id) {
-  CtlMsg m{kCtsMagic, op.region->id(), op.off, op.len, op.seq, 0};
+bool VerbsTransport::advertise(Peer& p, Op& op, std::uint64_t id, CtlMsg& m) {
+  m = CtlMsg{kCtsMagic, op.region->id(), op.off, op.len, op.seq, 0};
   if (mode_ == Mode::poll && op.len > 0 && op.region->buffer().kind == MemKind::host) {
     const std::byte* lo = op.region->at(op.off);
     const std::byte* hi = lo + op.len;
@@ -153,7 +159,6 @@ bool VerbsTransport::advertise(Peer& p, Op& op, std::uint64_t id) {
     op.poll = true;
     m.flags = kCtsPoll | (std::uint32_t(op.sentinel) << 8);
   }
-  post_ctl(p, m);
   p.recv_advertised.push_back(id);
   return true;
 }
@@ -166,10 +171,17 @@ void VerbsTransport::pump(Peer& p) {
   p.credits.on_returned(std::atomic_ref<std::uint64_t>(*box).load(std::memory_order_acquire));
   if (p.reposts.should_announce() && !p.sq_full()) post_credit(p);
 
+  // The receives posted so far, kCtsPerSend clear-to-sends to a SEND.
   while (!p.recv_unadvertised.empty() && p.credits.can_send() && !p.sq_full()) {
-    std::uint64_t id = p.recv_unadvertised.front();
-    if (!advertise(p, ops_.at(id), id)) break;
-    p.recv_unadvertised.pop_front();
+    CtlMsg m[kCtsPerSend];
+    std::size_t n = 0;
+    for (; n < kCtsPerSend && !p.recv_unadvertised.empty(); ++n) {
+      std::uint64_t id = p.recv_unadvertised.front();
+      if (!advertise(p, ops_.at(id), id, m[n])) break;
+      p.recv_unadvertised.pop_front();
+    }
+    if (n > 0) post_ctl(p, m, n);
+    if (n < kCtsPerSend) break;  // all advertised, or one waits for an earlier arrival
   }
 
   // Sends take clear-to-sends in order; chunks of one message all go before

@@ -76,6 +76,7 @@ class VerbsTransport final : public Transport {
   std::unique_ptr<MemRegion> register_memory(const Buffer& b) override;
   Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) override;
   Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) override;
+  void start_posted() override { progress(); }
   bool test(const Request& req) override;
   std::vector<std::pair<std::string, std::string>> describe() const override;
   PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
@@ -102,7 +103,7 @@ class VerbsTransport final : public Transport {
   void on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot);
   void on_send_done(Peer& p, const ibv_wc& wc);
   void pump(Peer& p);
-  void post_ctl(Peer& p, const struct CtlMsg& m);
+  void post_ctl(Peer& p, const struct CtlMsg* m, std::size_t n);
   void post_chunk(Peer& p, std::uint64_t id, Op& op, bool last_of_burst);
   void post_credit(Peer& p);
   ibv_send_wr& append(Peer& p, Wr kind, std::uint64_t op, void* addr, std::uint32_t len,
@@ -110,7 +111,7 @@ class VerbsTransport final : public Transport {
   bool flush(Peer& p);
   void post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n, bool repost);
   void flush_reposts(Peer& p);
-  bool advertise(Peer& p, Op& op, std::uint64_t id);
+  bool advertise(Peer& p, Op& op, std::uint64_t id, struct CtlMsg& out);
   bool arrived(Op& op, std::uint64_t id);
   void fail(Peer& p, const std::string& why);
   Peer& peer_of(int rank, const char* what);
@@ -147,6 +148,7 @@ class VerbsTransport final : public Transport {
   ibv_comp_channel* channel_ = nullptr;
   unsigned cq_events_ = 0;  // received, acknowledged at the end
   int idle_polls_ = 0;
+  double spin_start_ = 0;  // the first empty poll of the current spin (yield)
 };
 
 }  // namespace gdr::verbs
