@@ -81,9 +81,13 @@ bool VerbsTransport::test(const Request& req) {
   // poll mode: the last byte first, as ib_write_lat; nothing else is on the path.
   if (!it->second.is_send && it->second.poll && !it->second.done && arrived(it->second, req.id)) {
     ops_.erase(it);
+    idle_polls_ = 0;
     return true;
   }
   int completions = progress();
+  // A spin (the yield's, the event wait's) ends with any completion, ours
+  // or not, and with the wait for this request.
+  if (completions > 0 || it->second.done) idle_polls_ = 0;
   if (it->second.done) {
     ops_.erase(it);
     return true;
@@ -99,7 +103,6 @@ bool VerbsTransport::test(const Request& req) {
   // receive, whose arrival makes no completion. Without one, yield once a
   // spin of kSpinBeforeYieldS found nothing.
   if (completions > 0) {
-    idle_polls_ = 0;
   } else if (wait_event_ && !(it->second.poll && !it->second.is_send)) {
     if (++idle_polls_ >= kSpinPolls) {
       idle_polls_ = 0;
@@ -287,13 +290,17 @@ std::vector<std::pair<std::string, std::string>> VerbsTransport::describe() cons
   return d;
 }
 
-// RDMA WRITE WITH IMM between registered regions, on the port this transport
-// opened; device memory registered as `registration_` says (dma-buf or
-// peermem: the HCA reads and writes GPU memory itself, never via host).
+// RDMA WRITEs between registered regions, as the mode moves them, on the
+// port this transport opened; device memory registered as `registration_`
+// says (dma-buf or peermem: the HCA reads and writes GPU memory itself).
 PathTaken VerbsTransport::path_taken(MemKind mem, std::size_t, int) const {
   PathTaken p;
   std::string dev = fmt::format("{}:{}", port_.device, port_.port);
-  p.how = fmt::format("verbs RC RDMA WRITE WITH IMM on {} ({}{}), {} MR", dev, link_layer_name(port_.ethernet),
+  const std::string m = mode(mem);
+  const char* how = m == "imm"     ? "RDMA WRITE WITH IMM"
+                    : m == "write" ? "RDMA WRITE (an immediate per burst)"
+                                   : "RDMA WRITE (the receiver polls the last byte)";
+  p.how = fmt::format("verbs RC {} on {} ({}{}), {} MR", how, dev, link_layer_name(port_.ethernet),
                       port_.ethernet ? fmt::format(" gid {}", port_.gid_index) : "",
                       mem == MemKind::cuda ? registration_ : std::string("host"));
   p.links = {"hca:" + dev};
