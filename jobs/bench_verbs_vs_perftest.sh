@@ -34,7 +34,8 @@
 # Usage: jobs/bench_verbs_vs_perftest.sh [--nodes 1|2]   (env: WINDOW BW_ITERS LAT_ITERS
 #        BW_MIN BW_MAX BW_FACTOR LAT_MIN LAT_MAX LAT_FACTOR REPEAT FASTPATHS
 #        FP_LAT_SIZE FP_BW_SIZE FP_BIG_SIZE GUEST_TIMEOUT GDRBENCH_BUILD
-#        PARTS="lat bw": which pairs run, both by default)
+#        PARTS="lat bw": which pairs run, both by default; BIND=none|core: mpirun's
+#        --bind-to for gdrbench, none by default as perftest's processes are not bound)
 # Raw guest outputs: <build>/bench-verbs-vs-perftest/<UTC time>/raw/rep<R>/.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -66,7 +67,8 @@ start=$(date +%s)
 envs=(--env "BW_SIZES=$bw_sizes" --env "BW_FACTOR=$BW_FACTOR"
   --env "LAT_SIZES=$lat_sizes" --env "LAT_FACTOR=$LAT_FACTOR" --env "REPEAT=$REPEAT" --env "PARTS=$PARTS"
   --env "FASTPATHS=$FASTPATHS" --env "FP_LAT_SIZE=$FP_LAT_SIZE" --env "FP_BW_SIZE=$FP_BW_SIZE" --env "FP_BIG_SIZE=$FP_BIG_SIZE"
-  --env "WINDOW=$WINDOW" --env "BW_ITERS=$BW_ITERS" --env "LAT_ITERS=$LAT_ITERS" --env "NODES=$nodes")
+  --env "WINDOW=$WINDOW" --env "BW_ITERS=$BW_ITERS" --env "LAT_ITERS=$LAT_ITERS" --env "NODES=$nodes"
+  --env "BIND=${BIND:-none}")
 guest=(bash "$top/tests/softroce/bench_guest.sh" /results/raw /results/gdrbench)
 # The host's load while the guests run (the machine is shared).
 (while :; do echo "$(date +%s) $(cut -d' ' -f1 /proc/loadavg)"; sleep 10; done) >"$res/load.txt" &
