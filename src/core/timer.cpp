@@ -2,11 +2,8 @@
 
 #include <time.h>
 
-#include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
-#include <string_view>
 
 #include <fmt/format.h>
 

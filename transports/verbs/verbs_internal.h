@@ -70,9 +70,9 @@ constexpr int kSpinPolls = 64;                  // GDR_VERBS_WAIT=event: empty p
 // A software device: how long a wait spins before each further empty poll
 // yields the CPU. A round trip's wait (100-200 us in the qemu guest) ends
 // within it, as ib_send_lat's, which never yields (yielding from the first
-// empty poll made imm latency 1.2-1.33x slower there, and 200 us still
-// 1.18x); a bandwidth window of MiB messages (10-20 ms each) yields, so the
-// kernel moving the data gets the CPU.
+// empty poll made imm latency 1.2-1.33x slower there); a bandwidth window
+// of MiB messages (10-20 ms each) yields, so the kernel moving the data
+// gets the CPU.
 constexpr double kSpinBeforeYieldS = 1e-3;
 constexpr int kSleepMs = 1;  // the longest sleep: credits and poll-mode data make no completion
 constexpr int kSoftQpTimeout = 16;  // ack timeout exponent on rxe/siw: 268 ms a try (verbs_connect.cpp)
