@@ -1,12 +1,16 @@
 // The verbs transport's plain logic: --hca parsing, GID choice from a fake
-// sysfs port folder, MTU negotiation, credits, chunking, dma-buf alignment.
+// sysfs port folder, MTU negotiation, credits, chunking, dma-buf alignment,
+// the table of operations in flight.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <random>
 #include <string>
 
 #include "src/core/errors.h"
+#include "transports/verbs/op_table.h"
 #include "transports/verbs/verbs_logic.h"
 
 namespace fs = std::filesystem;
@@ -206,4 +210,56 @@ TEST(VerbsSignals, EveryNthAndTheLastOfABatch) {
 // The sentinel differs from the byte it replaces, for every byte value.
 TEST(VerbsPoll, SentinelNeverEqualsTheStaleByte) {
   for (int b = 0; b < 256; ++b) EXPECT_NE(sentinel_for(static_cast<std::uint8_t>(b)), b);
+}
+
+// Ops come and go as a ping-pong's and a window's do, with a few that stay
+// alive long: the table agrees with a std::map at every step and grows only
+// when a live id would share a slot.
+TEST(VerbsOpTable, AgreesWithAMap) {
+  IdTable<int> t(4);
+  std::map<std::uint64_t, int> ref;
+  std::mt19937 rng(7);
+  std::uint64_t next = 1;
+  for (int step = 0; step < 20000; ++step) {
+    if (ref.size() < 40 && rng() % 3 != 0) {
+      const int v = static_cast<int>(rng());
+      t.insert(next, v);
+      ref[next++] = v;
+    } else if (!ref.empty()) {
+      auto it = ref.begin();
+      std::advance(it, rng() % std::min<std::size_t>(ref.size(), step % 500 == 0 ? ref.size() : 8));
+      if (it != ref.begin() || rng() % 4 == 0) {  // the oldest stays alive longer
+        t.erase(it->first);
+        ref.erase(it);
+      }
+    }
+    ASSERT_EQ(t.size(), ref.size());
+  }
+  for (const auto& [id, v] : ref) {
+    ASSERT_NE(t.find(id), nullptr) << id;
+    EXPECT_EQ(*t.find(id), v);
+  }
+  EXPECT_EQ(t.find(next), nullptr);     // never inserted
+  EXPECT_EQ(t.find(0), nullptr);        // 0 is no id
+  EXPECT_THROW(t.at(next + 1), std::out_of_range);
+  EXPECT_GE(t.capacity(), ref.size());
+  EXPECT_LE(t.capacity(), 1u << 20);
+}
+
+TEST(VerbsOpTable, ErasedIdIsGoneAndItsSlotReused) {
+  IdTable<int> t(2);
+  t.insert(1, 10);
+  t.insert(2, 20);
+  t.erase(1);
+  EXPECT_EQ(t.find(1), nullptr);
+  t.insert(3, 30);  // 3 mod 2 == 1 mod 2: the freed slot, no growth
+  EXPECT_EQ(t.capacity(), 2u);
+  t.insert(5, 50);  // clashes with the live 3: grows
+  EXPECT_EQ(t.at(2), 20);
+  EXPECT_EQ(t.at(3), 30);
+  EXPECT_EQ(t.at(5), 50);
+  EXPECT_EQ(t.size(), 3u);
+  t.erase(2);
+  t.erase(2);  // twice: no effect
+  EXPECT_EQ(t.size(), 2u);
 }

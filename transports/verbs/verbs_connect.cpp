@@ -205,17 +205,18 @@ void VerbsTransport::to_rtr_rts(Peer& p, const WireEndpoint& ep, std::uint32_t q
 
 void VerbsTransport::connect(const std::vector<int>& peers) {
   std::vector<std::size_t> fresh;  // indexes of peers new in this call
-  ensure_cq(peer_index_.size() + peers.size());
+  ensure_cq(peers_.size() + peers.size());
+  peer_index_.resize(static_cast<std::size_t>(boot_.size()), -1);
   std::mt19937 rng(std::random_device{}());
   for (int r : peers) {
     if (r == boot_.rank() || r < 0 || r >= boot_.size())
       throw RunError(fmt::format("{}: verbs: connect() to invalid rank {}", boot_.me(), r));
-    if (peer_index_.count(r)) continue;
+    if (peer_index_[r] >= 0) continue;
     auto p = create_peer(r);
     p->index = peers_.size();
     p->my_psn = rng() & 0xffffff;
     to_init(*p);
-    peer_index_[r] = p->index;
+    peer_index_[r] = static_cast<int>(p->index);
     fresh.push_back(p->index);
     peers_.push_back(std::move(p));
   }

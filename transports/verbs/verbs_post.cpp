@@ -21,28 +21,34 @@ namespace gdr::verbs {
 // Posts receive slots: with recv batching the consumed ones as one list per
 // CQ pass, so the queue stays full at one ibv_post_recv per batch. Reposts
 // count as credits for the peer; the first posting (connect) does not.
+// Lists of up to kRecvList WRs built on the stack: a repost is on the path
+// of every message.
 void VerbsTransport::post_recv_slots(Peer& p, const std::uint32_t* slots, std::size_t n,
                                      bool repost) {
-  if (n == 0 || !p.error.empty()) return;
-  std::vector<ibv_sge> sge(n);
-  std::vector<ibv_recv_wr> wr(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    sge[i] = ibv_sge{reinterpret_cast<std::uint64_t>(p.recv_slot(slots[i])),
-                     static_cast<std::uint32_t>(kSlotBytes), p.slots->mr->lkey};
-    wr[i] = ibv_recv_wr{};
-    wr[i].wr_id = wr_id(Wr::recv, p.index, slots[i]);
-    wr[i].sg_list = &sge[i];
-    wr[i].num_sge = 1;
-    wr[i].next = i + 1 < n ? &wr[i + 1] : nullptr;
+  constexpr std::size_t kRecvList = 32;
+  for (std::size_t first = 0; first < n && p.error.empty(); first += kRecvList) {
+    const std::size_t k = std::min(kRecvList, n - first);
+    ibv_sge sge[kRecvList];
+    ibv_recv_wr wr[kRecvList];
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::uint32_t slot = slots[first + i];
+      sge[i] = ibv_sge{reinterpret_cast<std::uint64_t>(p.recv_slot(slot)),
+                       static_cast<std::uint32_t>(kSlotBytes), p.slots->mr->lkey};
+      wr[i] = ibv_recv_wr{};
+      wr[i].wr_id = wr_id(Wr::recv, p.index, slot);
+      wr[i].sg_list = &sge[i];
+      wr[i].num_sge = 1;
+      wr[i].next = i + 1 < k ? &wr[i + 1] : nullptr;
+    }
+    ibv_recv_wr* bad = nullptr;
+    if (int e = ibv_post_recv(p.qp, wr, &bad)) {
+      fail(p, fmt::format("{}: verbs: ibv_post_recv ({} WRs, from {}): {}", boot_.me(), k,
+                          boot_.who(p.rank), std::strerror(e)));
+      return;
+    }
+    if (repost)
+      for (std::size_t i = 0; i < k; ++i) p.reposts.on_repost();
   }
-  ibv_recv_wr* bad = nullptr;
-  if (int e = ibv_post_recv(p.qp, wr.data(), &bad)) {
-    fail(p, fmt::format("{}: verbs: ibv_post_recv ({} WRs, from {}): {}", boot_.me(), n,
-                        boot_.who(p.rank), std::strerror(e)));
-    return;
-  }
-  if (repost)
-    for (std::size_t i = 0; i < n; ++i) p.reposts.on_repost();
 }
 
 void VerbsTransport::flush_reposts(Peer& p) {
@@ -95,7 +101,7 @@ bool VerbsTransport::flush(Peer& p) {
   }
   if (ok)
     for (std::uint64_t id : p.batch_eager)
-      if (auto it = ops_.find(id); it != ops_.end()) it->second.done = true;
+      if (Op* op = ops_.find(id)) op->done = true;
   p.batch.clear();
   p.batch_sge.clear();
   p.batch_eager.clear();
@@ -201,8 +207,7 @@ void VerbsTransport::on_completion(const ibv_wc& wc) {
       SqEntry e = p.sq.front();
       p.sq.pop_front();
       if (wc.status == IBV_WC_SUCCESS && e.kind == Wr::data)
-        if (auto it = ops_.find(e.op); it != ops_.end() && ++it->second.completed == it->second.nchunks)
-          it->second.done = true;
+        if (Op* op = ops_.find(e.op); op && ++op->completed == op->nchunks) op->done = true;
       if (e.index == upto) break;
     }
   }

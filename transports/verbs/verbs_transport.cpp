@@ -20,21 +20,22 @@ namespace gdr::verbs {
 // ---- operations ----
 
 VerbsTransport::Peer& VerbsTransport::peer_of(int rank, const char* what) {
-  auto it = peer_index_.find(rank);
-  if (it == peer_index_.end())
+  if (rank < 0 || static_cast<std::size_t>(rank) >= peer_index_.size() || peer_index_[rank] < 0)
     throw RunError(fmt::format("{}: verbs: {} with {}, which connect() was not given", boot_.me(),
                                what, boot_.who(rank)));
-  Peer& p = *peers_[it->second];
+  Peer& p = *peers_[peer_index_[rank]];
   if (!p.error.empty()) throw RunError(p.error);
   return p;
 }
 
 namespace {
-VerbsRegion& verbs_region(MemRegion& r, std::size_t off, std::size_t len, const std::string& who) {
+// Who we are is formatted only for an error: a post is on the timed path.
+VerbsRegion& verbs_region(MemRegion& r, std::size_t off, std::size_t len, const Bootstrap& boot) {
   auto* vr = dynamic_cast<VerbsRegion*>(&r);
-  if (!vr) throw RunError(fmt::format("{}: verbs: buffer not registered by this transport", who));
+  if (!vr)
+    throw RunError(fmt::format("{}: verbs: buffer not registered by this transport", boot.me()));
   if (off + len > r.buffer().bytes)
-    throw RunError(fmt::format("{}: verbs: range [{}, {}) outside its {} B buffer", who, off,
+    throw RunError(fmt::format("{}: verbs: range [{}, {}) outside its {} B buffer", boot.me(), off,
                                off + len, r.buffer().bytes));
   return *vr;
 }
@@ -45,12 +46,12 @@ Request VerbsTransport::post_send(int peer, MemRegion& r, std::size_t off, std::
   Op op;
   op.is_send = true;
   op.peer = p.index;
-  op.region = &verbs_region(r, off, len, boot_.me());
+  op.region = &verbs_region(r, off, len, boot_);
   op.off = off;
   op.len = len;
   op.seq = p.send_seq++;
   std::uint64_t id = next_op_++;
-  ops_.emplace(id, op);
+  ops_.insert(id, op);
   // Posted by the next test(): a window's sends then go out together.
   p.sends_unposted.push_back(id);
   return Request{id, peer, true, len};
@@ -60,13 +61,13 @@ Request VerbsTransport::post_recv(int peer, MemRegion& r, std::size_t off, std::
   Peer& p = peer_of(peer, "receive");
   Op op;
   op.peer = p.index;
-  op.region = &verbs_region(r, off, len, boot_.me());
+  op.region = &verbs_region(r, off, len, boot_);
   op.off = off;
   op.len = len;
   op.nchunks = chunk_count(len, p.chunk);
   op.seq = p.recv_seq++;
   std::uint64_t id = next_op_++;
-  ops_.emplace(id, op);
+  ops_.insert(id, op);
   // Advertised by the next test() or start_posted(): the clear-to-sends of
   // receives posted together then share control SENDs (kCtsPerSend).
   p.recv_unadvertised.push_back(id);
@@ -74,27 +75,27 @@ Request VerbsTransport::post_recv(int peer, MemRegion& r, std::size_t off, std::
 }
 
 bool VerbsTransport::test(const Request& req) {
-  auto it = ops_.find(req.id);
-  if (it == ops_.end())
+  Op* op = ops_.find(req.id);
+  if (!op)
     throw RunError(fmt::format("{}: verbs: test() of an unknown or finished request {}",
                                boot_.me(), req.id));
   // poll mode: the last byte first, as ib_write_lat; nothing else is on the path.
-  if (!it->second.is_send && it->second.poll && !it->second.done && arrived(it->second, req.id)) {
-    ops_.erase(it);
+  if (!op->is_send && op->poll && !op->done && arrived(*op, req.id)) {
+    ops_.erase(req.id);
     idle_polls_ = 0;
     return true;
   }
-  int completions = progress();
+  int completions = progress();  // inserts nothing: `op` stays valid
   // A spin (the yield's, the event wait's) ends with any completion, ours
   // or not, and with the wait for this request.
-  if (completions > 0 || it->second.done) idle_polls_ = 0;
-  if (it->second.done) {
-    ops_.erase(it);
+  if (completions > 0 || op->done) idle_polls_ = 0;
+  if (op->done) {
+    ops_.erase(req.id);
     return true;
   }
-  const Peer& p = *peers_[it->second.peer];
+  const Peer& p = *peers_[op->peer];
   if (!p.error.empty()) {
-    ops_.erase(it);
+    ops_.erase(req.id);
     throw RunError(p.error);
   }
   // A software device (rxe, siw) moves the data in kernel threads and
@@ -103,7 +104,7 @@ bool VerbsTransport::test(const Request& req) {
   // receive, whose arrival makes no completion. Without one, yield once a
   // spin of kSpinBeforeYieldS found nothing.
   if (completions > 0) {
-  } else if (wait_event_ && !(it->second.poll && !it->second.is_send)) {
+  } else if (wait_event_ && !(op->poll && !op->is_send)) {
     if (++idle_polls_ >= kSpinPolls) {
       idle_polls_ = 0;
       sleep_on_cq();

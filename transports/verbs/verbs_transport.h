@@ -30,6 +30,7 @@
 
 #include "../transport.h"
 #include "verbs_device.h"
+#include "op_table.h"
 #include "verbs_logic.h"
 
 namespace gdr::verbs {
@@ -125,8 +126,8 @@ class VerbsTransport final : public Transport {
   std::uint32_t send_depth_ = 0, recv_depth_ = 0;
   std::unique_ptr<HostMr> mailbox_;  // slot r: rank r's repost count for us
   std::vector<std::unique_ptr<Peer>> peers_;
-  std::unordered_map<int, std::size_t> peer_index_;  // rank -> peers_ index
-  std::unordered_map<std::uint64_t, Op> ops_;
+  std::vector<int> peer_index_;  // rank -> peers_ index, -1: not connected
+  IdTable<Op> ops_;
   std::uint64_t next_op_ = 1;
   std::uint32_t next_region_ = 0;
   std::vector<std::unordered_map<std::uint32_t, RemoteRegion>> remote_;  // [rank][id]
