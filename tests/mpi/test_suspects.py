@@ -14,7 +14,7 @@ import subprocess
 from gdrtest import *  # noqa: F401,F403
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUN_ARGS = ["run", "-t", "latency,bw", "-T", "mpi", "-b", "4K", "-e", "64K", "-f", "4", "-n", "10", "-w", "1",
+RUN_ARGS = ["run", "-t", "latency,bw", "-T", "mpi", "-b", "64K", "-e", "256K", "-f", "4", "-n", "10", "-w", "1",
             "--window", "16", "--pattern", "rounds,incast", "--timeout", "120"]
 
 
