@@ -5,7 +5,7 @@ with a suspect is a false positive (nothing was made slow).
         [--z 5] [--min-slowdown 25] [--keep DIR] [--files a.h5 ...] [-- run args]
 
 makes N real runs back to back (default: the run of tests/mpi/test_suspects.py:
-latency and bw, 64 KiB..1 MiB, rounds and incast, 10 iterations), judges each,
+latency and bw, 64 KiB..256 KiB, rounds and incast, 10 iterations), judges each,
 and prints the rate of runs with a suspect, the rate of outliers among all
 comparisons, and what was named.
 """
@@ -24,7 +24,7 @@ import gdrtest  # noqa: E402
 from gdranalysis.schema import load_run  # noqa: E402
 from gdranalysis.suspects import DEFAULT_MIN_SLOWDOWN_PCT, DEFAULT_Z, analyze  # noqa: E402
 
-DEFAULT_RUN_ARGS = ["-t", "latency,bw", "-T", "mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "10", "-w", "1",
+DEFAULT_RUN_ARGS = ["-t", "latency,bw", "-T", "mpi", "-b", "64K", "-e", "256K", "-f", "4", "-n", "10", "-w", "1",
                     "--window", "16", "--pattern", "rounds,incast"]
 
 
