@@ -1,5 +1,5 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history> ...`,
-which is what `gdrbench compare|stragglers|suspects|report|history ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|validate> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history|validate ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history}",
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,validate}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -229,6 +229,10 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
+
+    from .validate import add_parser as add_validate
+    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed; 2: bad input; "
+                 "3: validate could not finish.")
     return p
 
 
