@@ -28,9 +28,9 @@ ns_tc() { ip netns exec "gdrc-$1" tc "${@:2}"; }
 set_rate() {  # HOST egress|ingress RATE
   local h=$1
   if [ "$2" = egress ]; then
-    ns_tc "$h" class change dev eth0 parent 1:1 classid 1:10 htb rate "$3" ceil "$3" quantum 30000
+    ns_tc "$h" class change dev eth0 parent 1:1 classid 1:10 htb rate "$3" ceil "$3" burst 15k cburst 15k quantum 30000
   else
-    tc class change dev "${name}v$(idx "$h")" parent 1:1 classid 1:10 htb rate "$3" ceil "$3" quantum 30000
+    tc class change dev "${name}v$(idx "$h")" parent 1:1 classid 1:10 htb rate "$3" ceil "$3" burst 15k cburst 15k quantum 30000
   fi
 }
 
@@ -46,7 +46,7 @@ nic() {
 link_one() {  # FROM TO PCT: FROM's egress towards TO
   local a=$1 b=$2 rate; rate=$(slowed "$3")
   local cls=1:$(printf '%x' $((0x200 + $(idx "$b"))))
-  ns_tc "$a" class replace dev eth0 parent 1:1 classid "$cls" htb rate "$rate" ceil "$rate" quantum 30000
+  ns_tc "$a" class replace dev eth0 parent 1:1 classid "$cls" htb rate "$rate" ceil "$rate" burst 15k cburst 15k quantum 30000
   ns_tc "$a" filter replace dev eth0 parent 1: protocol ip prio 1 handle "800::$(idx "$b")" u32 \
     match ip dst "169.254.$SUBNET.$(idx "$b")/32" flowid "$cls"
 }

@@ -121,7 +121,7 @@ def doctor_phase(rec, lau, hosts, deadline, out):
         try:
             with open(path, encoding="utf-8") as f:
                 doc = json.load(f)
-            for node in doc.get("nodes", [doc]):
+            for node in doc.get("reports", [doc]):
                 h = node.get("host") or node.get("hostname")
                 if h:
                     verdicts[h] = node.get("verdict", "?")
@@ -164,7 +164,7 @@ def plan(nhosts, ppn, nsizes, budget_s, spent_s):
 
 def bench(rec, lau, a, hosts, deadline, h5, case_time):
     argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", a.min_bytes, "-e", a.max_bytes, "-f", "2", "--window",
-            str(a.window), "--pattern", "rounds", "-w", "2", "--case-time", f"{case_time:.3f}",
+            str(a.window), "--pattern", "rounds", "-w", str(a.warmup), "--case-time", f"{case_time:.3f}",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
     return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, "bench " + ",".join(hosts))
 
@@ -330,9 +330,10 @@ def add_parser(sub, pct, exit_codes_doc):
     v.add_argument("--mem", default="host", choices=("host", "cuda"),
                    help="cuda: a host whose doctor says not ready fails (default host)")
     v.add_argument("--ranks-per-host", type=int, default=1, help="ranks on each host (default 1; one per GPU)")
-    v.add_argument("--min-bytes", default="32K", help="smallest message (default 32K)")
-    v.add_argument("--max-bytes", default="256K", help="largest message, sizes double (default 256K)")
-    v.add_argument("--window", type=int, default=4, help="messages in flight per bw iteration (default 4)")
+    v.add_argument("--min-bytes", default="1M", help="smallest message (default 1M)")
+    v.add_argument("--max-bytes", default="8M", help="largest message, sizes double (default 8M: 4 sizes)")
+    v.add_argument("--window", type=int, default=8, help="messages in flight per bw iteration (default 8)")
+    v.add_argument("--warmup", type=int, default=3, help="untimed iterations per case (default 3)")
     v.add_argument("--timeout", type=int, default=15, help="longest single wait in the run, s (default 15)")
     v.add_argument("--min-slowdown", type=pct, default=7.0, metavar="PCT",
                    help="a part must be this much slower than its peers, percent (default 7)")
