@@ -6,11 +6,14 @@
 # network, not the CPU, sets the times. Real mpirun reaches the hosts through
 # rsh-agent.sh (it enters the host's namespaces). Needs root, iproute2, unshare.
 #
-#   cluster.sh up N [RATE_MBIT]    make hosts <name>1..<name>N (default rate 100 Mbit/s)
+#   cluster.sh up N [RATE_MBIT]    make hosts <name>1..<name>N (default rate 20 Mbit/s)
 #   cluster.sh down                remove everything `up` made (also after a crash)
 #   cluster.sh status              hosts, addresses, qdiscs
 #   cluster.sh exec HOST CMD...    run CMD inside HOST (its net and UTS namespaces, at nice -10)
 #   cluster.sh hostfile            print the path of the mpirun hostfile (HOST slots=1 per line)
+#   cluster.sh launcher-args       print the mpirun arguments for the cluster: the rsh agent, TCP on
+#                                  169.254/16 only, and waits that yield (GDR_WAIT_YIELD=1, Open MPI's
+#                                  mpi_yield_when_idle): the hosts share the machine's cores
 #
 # GDR_CLUSTER (default gc, at most 6 characters) names the cluster and prefixes
 # its hosts, interfaces and namespaces; GDR_CLUSTER_SUBNET (default 77) is S.
@@ -38,7 +41,7 @@ shape() {  # DEV RATE_MBIT [netns]
 }
 
 up() {
-  local n=$1 rate=${2:-100}
+  local n=$1 rate=${2:-20}
   [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 200 ] || die "up N: N must be 2-200, got '$n'"
   [[ $rate =~ ^[0-9]+$ ]] && [ "$rate" -ge 1 ] || die "rate '$rate': whole Mbit/s"
   [ -e "$dir/conf" ] && die "cluster '$name' is already up ($dir); run down first"
@@ -105,6 +108,9 @@ case $cmd in
   down) down ;;
   status) status ;;
   hostfile) [ -e "$dir/hostfile" ] || die "cluster '$name' is not up"; echo "$dir/hostfile" ;;
+  launcher-args)
+    echo "--mca plm_rsh_agent $(cd "$(dirname "$0")" && pwd)/rsh-agent.sh --mca btl_tcp_if_include 169.254.0.0/16" \
+         "--mca oob_tcp_if_include 169.254.0.0/16 --mca mpi_yield_when_idle 1 -x GDR_WAIT_YIELD=1" ;;
   exec)
     [ $# -ge 2 ] || die "usage: cluster.sh exec HOST CMD..."
     h=$1; shift
@@ -112,5 +118,5 @@ case $cmd in
     # At nice GDR_CLUSTER_NICE (default -10; the ranks, started from here, inherit it): the hosts
     # are network-bound (~0.1 core at 4 hosts) but wait for a CPU behind the machine's other work.
     exec nice -n "${GDR_CLUSTER_NICE:--10}" nsenter --net="/run/netns/gdrc-$h" --uts="$dir/$h.uts" "$@" ;;
-  *) die "usage: cluster.sh up N [RATE_MBIT] | down | status | exec HOST CMD... | hostfile" ;;
+  *) die "usage: cluster.sh up N [RATE_MBIT] | down | status | exec HOST CMD... | hostfile | launcher-args" ;;
 esac

@@ -35,8 +35,7 @@ CLUSTER, FAULT, AGENT = (os.path.join(HERE, f) for f in ("cluster.sh", "fault.sh
 NAME, SUBNET = "gm", "202"
 ENV = dict(os.environ, GDR_CLUSTER=NAME, GDR_CLUSTER_SUBNET=SUBNET, OMPI_ALLOW_RUN_AS_ROOT="1",
            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-LAUNCHER_ARGS = (f"--mca plm_rsh_agent {AGENT} --mca btl_tcp_if_include 169.254.0.0/16 "
-                 "--mca oob_tcp_if_include 169.254.0.0/16")
+LAUNCHER_ARGS = subprocess.run([CLUSTER, "launcher-args"], capture_output=True, text=True, check=True).stdout.strip()
 
 
 def sh(*cmd, check=True, timeout=120):
@@ -124,7 +123,7 @@ def trial(a, hosts, cls, sev, target, seq):
         th.start()
     cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
            "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
-           "--min-slowdown", str(a.min_slowdown)] + (["--budget", str(a.budget)] if a.budget else [])
+           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + (["--budget", str(a.budget)] if a.budget else [])
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
     took = time.monotonic() - t0
@@ -220,7 +219,9 @@ def main():
     ap.add_argument("--cells", default="healthy,link:10,link:25,nic-both:10")
     ap.add_argument("--trials", type=int, default=10, help="per cell and host count (pairs: even is best)")
     ap.add_argument("--time-limit", type=float, default=1800, help="seconds for the whole loop")
-    ap.add_argument("--rate", type=int, default=100, help="Mbit/s of every host link, each way")
+    ap.add_argument("--validate-args", default="--min-bytes 32K --max-bytes 128K --window 2",
+                    help="more validate arguments (default: sizes for 20 Mbit/s links)")
+    ap.add_argument("--rate", type=int, default=20, help="Mbit/s of every host link, each way")
     ap.add_argument("--budget", type=float, help="validate --budget (default: validate's own)")
     ap.add_argument("--min-slowdown", type=float, default=7.0)
     ap.add_argument("-T", "--transport", default="mpi")
