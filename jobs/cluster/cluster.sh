@@ -9,6 +9,7 @@
 #   cluster.sh up N [RATE_MBIT]    make hosts <name>1..<name>N (default rate 20 Mbit/s)
 #   cluster.sh down                remove everything `up` made (also after a crash)
 #   cluster.sh status              hosts, addresses, qdiscs
+#   cluster.sh reap                kill every process left inside the hosts (a run's orphans)
 #   cluster.sh exec HOST CMD...    run CMD inside HOST (its net and UTS namespaces, at nice -10)
 #   cluster.sh hostfile            print the path of the mpirun hostfile (HOST slots=1 per line)
 #   cluster.sh launcher-args       print the mpirun arguments for the cluster: the rsh agent, TCP on
@@ -73,12 +74,18 @@ up() {
   echo "cluster.sh: $n hosts up (${name}1..${name}$n, 169.254.$subnet.1-$n, $rate Mbit/s each way); hostfile $dir/hostfile"
 }
 
+reap() {  # only processes inside this cluster's namespaces: they are ours
+  local ns p
+  for ns in $(ip netns list | awk '{print $1}' | grep -E "^gdrc-$name[0-9]+$" || true); do
+    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
+  done
+}
+
 down() {
   [ -d "$dir" ] || { echo "cluster.sh: cluster '$name' is not up"; return 0; }
   local h
+  reap
   for ns in $(ip netns list | awk '{print $1}' | grep -E "^gdrc-$name[0-9]+$" || true); do
-    # only processes inside this cluster's namespaces: they are ours
-    for p in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
   done
   for f in "$dir"/*.uts; do [ -e "$f" ] && { umount "$f" 2>/dev/null || true; rm -f "$f"; }; done
@@ -107,6 +114,7 @@ case $cmd in
   up) [ $# -ge 1 ] || die "usage: cluster.sh up N [RATE_MBIT]"; up "$@" ;;
   down) down ;;
   status) status ;;
+  reap) reap ;;
   hostfile) [ -e "$dir/hostfile" ] || die "cluster '$name' is not up"; echo "$dir/hostfile" ;;
   launcher-args)
     echo "--mca plm_rsh_agent $(cd "$(dirname "$0")" && pwd)/rsh-agent.sh --mca btl_tcp_if_include 169.254.0.0/16" \
@@ -118,5 +126,5 @@ case $cmd in
     # At nice GDR_CLUSTER_NICE (default -10; the ranks, started from here, inherit it): the hosts
     # are network-bound (~0.1 core at 4 hosts) but wait for a CPU behind the machine's other work.
     exec nice -n "${GDR_CLUSTER_NICE:--10}" nsenter --net="/run/netns/gdrc-$h" --uts="$dir/$h.uts" "$@" ;;
-  *) die "usage: cluster.sh up N [RATE_MBIT] | down | status | exec HOST CMD... | hostfile | launcher-args" ;;
+  *) die "usage: cluster.sh up N [RATE_MBIT] | down | status | reap | exec HOST CMD... | hostfile | launcher-args" ;;
 esac

@@ -131,6 +131,7 @@ def trial(a, hosts, cls, sev, target, seq):
     if th:
         th.join()
     sh(FAULT, "clear", check=False)
+    sh(CLUSTER, "reap", check=False)   # what a dead or frozen host left running
     try:
         doc = json.loads(p.stdout)
     except ValueError:

@@ -90,17 +90,25 @@ class Recorder:
         self.path = os.path.join(out, "commands.log")
         self.entries = []
 
-    def run(self, cmd, deadline, name):
+    def run(self, cmd, deadline, name, give_up=None):
+        """Output goes to files, not pipes: a launcher killed at the deadline may leave remote
+        daemons (their own sessions) holding its pipes. give_up: a regex; once stderr matches it
+        (the run's own roll call found a rank gone), the launcher gets 5 s more, then is killed."""
         t0 = time.monotonic()
-        left = max(1.0, deadline - t0)
-        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-        try:
-            out, err = p.communicate(timeout=left)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)   # mpirun/srun and what they started here
-            out, err = p.communicate()
-            timed_out = True
+        base = os.path.join(os.path.dirname(self.path), re.sub(r"[^a-z0-9]+", "-", name.lower())[:40])
+        with open(base + ".out", "w+", encoding="utf-8") as fo, open(base + ".err", "w+", encoding="utf-8") as fe:
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, start_new_session=True)
+            timed_out, end = False, deadline
+            while p.poll() is None:
+                if time.monotonic() >= end:
+                    os.killpg(p.pid, signal.SIGKILL)   # mpirun/srun and what they started here
+                    p.wait()
+                    timed_out = end == deadline
+                    break
+                if give_up is not None and end == deadline and give_up.search(_read(base + ".err")):
+                    end = min(deadline, time.monotonic() + 5.0)
+                time.sleep(0.2)
+            out, err = _read(base + ".out"), _read(base + ".err")
         took = time.monotonic() - t0
         self.entries.append({"step": name, "cmd": cmd, "rc": p.returncode, "timed_out": timed_out,
                              "seconds": round(took, 2)})
@@ -110,6 +118,14 @@ class Recorder:
             if err.strip():
                 f.write("".join(f"#   {line}\n" for line in err.strip().splitlines()[-20:]))
         return p.returncode, out, err, timed_out
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
 
 
 def doctor_phase(rec, lau, hosts, deadline, out):
@@ -137,18 +153,21 @@ def probe(rec, lau, hosts, deadline):
     """Which hosts do not start a process within the deadline: one launch per host, all at once."""
     procs = {}
     for h in hosts:
-        procs[h] = subprocess.Popen(lau.cmd([h], 1, ["--version"]), stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, text=True, start_new_session=True)
+        err = open(os.path.join(os.path.dirname(rec.path), f"probe-{h}.err"), "w+", encoding="utf-8")
+        procs[h] = (subprocess.Popen(lau.cmd([h], 1, ["--version"]), stdout=subprocess.DEVNULL, stderr=err,
+                                     text=True, start_new_session=True), err)
     failed = {}
-    for h, p in procs.items():
+    for h, (p, err) in procs.items():
         try:
-            _, err = p.communicate(timeout=max(0.5, deadline - time.monotonic()))
+            p.wait(timeout=max(0.5, deadline - time.monotonic()))
             if p.returncode != 0:
-                failed[h] = f"could not start a process there (exit {p.returncode}: {err.strip()[-160:]})"
+                err.seek(0)
+                failed[h] = f"could not start a process there (exit {p.returncode}: {err.read().strip()[-160:]})"
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
-            p.communicate()
+            p.wait()
             failed[h] = "did not answer a launch within its deadline"
+        err.close()
     rec.entries.append({"step": "probe", "hosts": hosts, "failed": sorted(failed)})
     return failed
 
@@ -166,20 +185,26 @@ def bench(rec, lau, a, hosts, deadline, h5, case_time):
     argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", a.min_bytes, "-e", a.max_bytes, "-f", "2", "--window",
             str(a.window), "--pattern", "rounds", "-w", str(a.warmup), "--case-time", f"{case_time:.3f}",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
-    return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, "bench " + ",".join(hosts))
+    return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, f"bench {len(hosts)} hosts",
+                   give_up=re.compile(r"did not answer|timed out after"))
 
 
-SILENT = re.compile(r"rank (\d+) \(([^)\s]+)\)[^;]*? did not answer")
-WAITING = re.compile(r"waiting for rank (\d+) \(([^)\s]+)\)")
+RANK_HOST = re.compile(r"rank (\d+) \(([^)\s]+)\)")
 
 
 def died_in(err, hosts):
-    """Hosts the run's own errors name as gone (roll call: did not answer; a wait on a lost peer)."""
-    named = {}
-    for m in SILENT.finditer(err):
-        if m.group(2) in hosts:
-            named[m.group(2)] = f"rank {m.group(1)} did not answer mid-run (dead, stopped or stuck)"
-    return named
+    """Hosts the run's own first roll call names as silent ("rank 2 (gc3), rank 5 (gc6) did not
+    answer"): later ones may also name ranks that had already given up and exited."""
+    for line in err.splitlines():
+        if "did not answer" not in line:
+            continue
+        head = line.split(" did not answer", 1)[0]
+        head = head.rsplit(": ", 1)[-1]   # the silent list follows the last ": " ("...step 3): rank 1 (b)")
+        named = {m.group(2): f"rank {m.group(1)} did not answer mid-run (dead, stopped or stuck)"
+                 for m in RANK_HOST.finditer(head) if m.group(2) in hosts}
+        if named:
+            return named
+    return {}
 
 
 def min_budget(nhosts, ppn, nsizes, doctor_s=5.0):
