@@ -111,6 +111,17 @@ def judge(cls, target, doc, hosts):
     return found, wrong, whole_host_wrong, status
 
 
+def budget_args(spec, nhosts):
+    """--budget 40 (every host count) or 4:40,8:70,16:120."""
+    if not spec:
+        return []
+    for part in spec.split(","):
+        n, _, b = part.rpartition(":")
+        if not n or int(n) == nhosts:
+            return ["--budget", b]
+    return []
+
+
 def trial(a, hosts, cls, sev, target, seq):
     out = f"/tmp/gdr-measure-validate/{seq}"
     subprocess.run(["rm", "-rf", out])
@@ -123,7 +134,7 @@ def trial(a, hosts, cls, sev, target, seq):
         th.start()
     cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
            "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
-           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + (["--budget", str(a.budget)] if a.budget else [])
+           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + budget_args(a.budget, len(hosts))
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
     took = time.monotonic() - t0
@@ -223,7 +234,7 @@ def main():
     ap.add_argument("--validate-args", default="--min-bytes 32K --max-bytes 128K --window 2",
                     help="more validate arguments (default: sizes for 20 Mbit/s links)")
     ap.add_argument("--rate", type=int, default=20, help="Mbit/s of every host link, each way")
-    ap.add_argument("--budget", type=float, help="validate --budget (default: validate's own)")
+    ap.add_argument("--budget", help="validate --budget: SECONDS, or HOSTS:SECONDS,... (default: validate's own)")
     ap.add_argument("--min-slowdown", type=float, default=7.0)
     ap.add_argument("-T", "--transport", default="mpi")
     ap.add_argument("--seed", type=int, default=33)
