@@ -243,10 +243,11 @@ def _sizes(a):
 def validate(a) -> int:
     t0 = time.monotonic()
     hosts = slurm_hosts() if a.slurm else read_hostfile(a.hostfile)
-    if len(hosts) < 2:
-        raise InputError(f"{len(hosts)} host: validate compares hosts with each other, it needs at least 2")
     if a.ranks_per_host < 1:
         raise InputError(f"--ranks-per-host {a.ranks_per_host}: must be >= 1")
+    if len(hosts) < 2 and a.ranks_per_host < 3:
+        raise InputError(f"{len(hosts)} host: validate compares hosts (or, on one host, 3 or more ranks: "
+                         "--ranks-per-host) with each other")
     nsizes = _sizes(a)
     need = min_budget(len(hosts), a.ranks_per_host, nsizes)
     budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes)
@@ -269,7 +270,7 @@ def validate(a) -> int:
     run = rep = None
     h5_used = None
     for attempt in (1, 2):
-        if len(alive) < 2:
+        if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
             break
         cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0)
