@@ -148,7 +148,9 @@ def trial(a, hosts, cls, sev, target, seq):
     except ValueError:
         return {"error": f"validate exit {p.returncode}: {p.stderr.strip()[-400:]}", "took_s": round(took, 1)}
     found, wrong, whw, status = judge(cls, target, doc, hosts)
-    return {"exit": p.returncode, "found": found, "wrong_hosts": wrong, "whole_host_wrong": whw,
+    sus = doc.get("suspects") or {}
+    return {"exit": p.returncode, "found": found, "p0": doc.get("p0"), "judged": sus.get("judged"),
+            "outliers": sus.get("outliers"), "wrong_hosts": wrong, "whole_host_wrong": whw,
             "status": status, "findings": doc["findings"], "elapsed_s": doc["elapsed_s"], "budget_s": doc["budget_s"],
             "took_s": round(took, 1), "notes": doc["notes"], "fault_log": log}
 
@@ -169,7 +171,7 @@ def run_cells(a, nhosts, cells, rng, deadline, outf):
                 targets[cell] = pick_target(cls, hosts, rng)
             r = trial(a, hosts, cls, float(sev) if sev else None, targets[cell], f"{nhosts}-{seq}")
             rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "rate_mbit": a.rate,
-                   "transport": a.transport, "class": cls, "severity": float(sev) if sev else None,
+                   "transport": a.transport, "validate_args": a.validate_args, "class": cls, "severity": float(sev) if sev else None,
                    "target": targets[cell], "pair": t // 2, "rerun": t % 2, "min_slowdown": a.min_slowdown, **r}
             outf.write(json.dumps(rec) + "\n")
             outf.flush()

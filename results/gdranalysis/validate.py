@@ -225,7 +225,7 @@ def _judge(a, h5, hosts):
     run = load_run(h5)
     if not run.cases:
         return run, None
-    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown)
+    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
     return run, rep
 
 
@@ -315,7 +315,7 @@ def validate(a) -> int:
     code = (EXIT_INTERNAL if unjudged and not failed else EXIT_FAILED if failed
             else EXIT_SUSPECT if findings else EXIT_HEALTHY)
     doc = {"hosts": hosts, "launcher": lau.kind, "budget_s": budget, "elapsed_s": round(elapsed, 2),
-           "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z,
+           "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
            "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
                                                                   for f in findings],
            "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
@@ -364,6 +364,9 @@ def add_parser(sub, pct, exit_codes_doc):
     v.add_argument("--min-slowdown", type=pct, default=7.0, metavar="PCT",
                    help="a part must be this much slower than its peers, percent (default 7)")
     v.add_argument("--z", type=float, default=5.0, help="and this many robust sd (default 5)")
+    v.add_argument("--p0", type=float, default=0.01,
+                   help="outliers per comparison in a healthy run (default 0.01: with one rank per host a link "
+                   "is judged once per size, and 2 outliers of 3 sizes must be enough)")
     v.add_argument("--out", default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
                    help="folder for validate.json, validate.xml, report.html, commands.log, run*.h5")
     v.add_argument("--no-report", action="store_true", help="skip report.html (saves ~5 s)")
