@@ -170,7 +170,7 @@ def run_cells(a, nhosts, cells, rng, deadline, outf):
             if t % 2 == 0:
                 targets[cell] = pick_target(cls, hosts, rng)
             r = trial(a, hosts, cls, float(sev) if sev else None, targets[cell], f"{nhosts}-{seq}")
-            rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "rate_mbit": a.rate,
+            rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "seq": seq, "rate_mbit": a.rate,
                    "transport": a.transport, "validate_args": a.validate_args, "class": cls, "severity": float(sev) if sev else None,
                    "target": targets[cell], "pair": t // 2, "rerun": t % 2, "min_slowdown": a.min_slowdown, **r}
             outf.write(json.dumps(rec) + "\n")
@@ -226,6 +226,35 @@ def summarize(path):
     print("\n".join(out))
 
 
+def noise_floor(path, trial_root="/tmp/gdr-measure-validate"):
+    """Per healthy trial whose run file is still in trial_root: the robust sd (MAD x 1.4826) of
+    log(link median time / its group's median), per group (size), in percent."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+    import numpy as np
+    from gdranalysis.schema import load_run
+    rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    seen, out = {}, {}
+    for r in rows:
+        seq = r.get("seq", seen.get((r["hosts"], r["transport"]), 0))
+        seen[(r["hosts"], r["transport"])] = seq + 1
+        h5 = os.path.join(trial_root, f"{r['hosts']}-{seq}", "run1.h5")
+        if r["class"] != "healthy" or "error" in r or not os.path.exists(h5):
+            continue
+        groups = {}
+        for c in load_run(h5).cases:
+            med = c.rank_medians()
+            groups.setdefault(c.attrs["bytes"], []).extend(np.log(med[s]) for s, _ in c.links() if med[s] > 0)
+        for b, v in groups.items():
+            v = np.array(v)
+            out.setdefault((r["hosts"], r["transport"], b), []).append(
+                100 * 1.4826 * float(np.median(np.abs(v - np.median(v)))))
+    lines = ["| hosts | transport | size | healthy runs | robust sd of link times, % (median, max over runs) |",
+             "| --- | --- | --- | --- | --- |"]
+    for (n, tr, b), v in sorted(out.items()):
+        lines.append(f"| {n} | {tr} | {b // 1024}K | {len(v)} | {np.median(v):.2f}, {max(v):.2f} |")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gdrbench", default=os.path.join(HERE, "..", "..", "build", "gdrbench"))
@@ -243,9 +272,18 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "results", "archive",
                                                   time.strftime("%Y%m%d") + "_cluster_validate-error-rates.jsonl"))
     ap.add_argument("--summarize", metavar="JSONL", help="only write the summary of this file")
+    ap.add_argument("--noise", metavar="JSONL", help="only the noise floor of its healthy trials whose run "
+                    "files are still in /tmp/gdr-measure-validate (written beside it as _noise.txt)")
     a = ap.parse_args()
     if a.summarize:
         summarize(a.summarize)
+        return 0
+    if a.noise:
+        txt = a.noise[:-len(".jsonl")] + "_noise.txt"
+        lines = noise_floor(a.noise)
+        with open(txt, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        print("\n".join(lines))
         return 0
     if a.trials < 1 or a.trials > 200 or not 0 < a.time_limit <= 4 * 3600:
         print("measure_validate.py: --trials 1-200 and --time-limit up to 4 h", file=sys.stderr)
