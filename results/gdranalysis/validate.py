@@ -219,12 +219,19 @@ def default_budget(nhosts, ppn, nsizes):
     return round(4 * min_budget(nhosts, ppn, nsizes))
 
 
-def _judge(a, h5, hosts):
+def _judge(a, h5, ran_on, notes):
     from .schema import load_run
     from .suspects import analyze
     run = load_run(h5)
     if not run.cases:
         return run, None
+    # The ranks' hostnames may differ from the allocation's names (FQDN, an address): the
+    # launcher placed rank r on ran_on[r // ranks-per-host], so name them that way.
+    ppn = a.ranks_per_host
+    if not set(run.hosts[:run.nranks]) <= set(ran_on) and run.nranks == len(ran_on) * ppn:
+        notes.append(f"the ranks' hostnames ({', '.join(sorted(set(run.hosts[:run.nranks])))}) are not the "
+                     "allocation's: named by where the launcher placed each rank")
+        run.hosts = [ran_on[r // ppn] for r in range(run.nranks)] + list(run.hosts[run.nranks:])
     rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
     return run, rep
 
@@ -268,7 +275,7 @@ def validate(a) -> int:
         failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
     alive = [h for h in hosts if h not in failed]
     run = rep = None
-    h5_used = None
+    h5_used, ran_on = None, []
     for attempt in (1, 2):
         if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
@@ -278,6 +285,7 @@ def validate(a) -> int:
             notes.append(f"run {attempt}: not enough budget left for {len(alive)} hosts ({case_time:.2f} s a case)")
             break
         h5 = os.path.join(a.out, f"run{attempt}.h5")
+        ran_on = list(alive)
         rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5, case_time)
         notes.append(f"run {attempt}: {len(alive)} hosts, {cases} cases of about {case_time:.2f} s, "
                      f"exit {rc}{' (killed at the budget)' if to else ''}")
@@ -296,7 +304,7 @@ def validate(a) -> int:
         h5_used = h5 if os.path.exists(h5) else None   # the cases finished, if no second run fits
     if h5_used:
         try:
-            run, rep = _judge(a, h5_used, hosts)
+            run, rep = _judge(a, h5_used, ran_on, notes)
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
     findings = findings_of(rep, run) if rep else []
