@@ -37,8 +37,8 @@ br=${name}br
 shape() {  # DEV RATE_MBIT [netns]
   local ns=() ; [ $# -ge 3 ] && ns=(ip netns exec "$3")
   "${ns[@]}" tc qdisc replace dev "$1" root handle 1: htb default 10 r2q 100
-  "${ns[@]}" tc class replace dev "$1" parent 1: classid 1:1 htb rate "$2"mbit ceil "$2"mbit burst 15k cburst 15k quantum 30000
-  "${ns[@]}" tc class replace dev "$1" parent 1:1 classid 1:10 htb rate "$2"mbit ceil "$2"mbit burst 15k cburst 15k quantum 30000
+  "${ns[@]}" tc class replace dev "$1" parent 1: classid 1:1 htb rate "$2"mbit ceil "$2"mbit burst 2k cburst 2k quantum 30000
+  "${ns[@]}" tc class replace dev "$1" parent 1:1 classid 1:10 htb rate "$2"mbit ceil "$2"mbit burst 2k cburst 2k quantum 30000
 }
 
 up() {

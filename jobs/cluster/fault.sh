@@ -4,7 +4,8 @@
 # i.e. the rate / (1 + PCT/100).
 #
 #   fault.sh nic HOST egress|ingress|both PCT   the host's NIC slower in that direction
-#   fault.sh link HOST_A HOST_B PCT             the one link A<->B slower (both directions)
+#   fault.sh link HOST_A HOST_B PCT|down        the one link A<->B slower (both directions), or
+#                                               carrying nothing (a blackhole route each way)
 #   fault.sh cpu HOST QUOTA_PCT                 every process of HOST (its ranks) limited to
 #                                               QUOTA_PCT % of one CPU (cgroup v2 cpu.max, else v1
 #                                               cpu.cfs_quota_us), period 40 ms; run it after the ranks start
@@ -28,9 +29,9 @@ ns_tc() { ip netns exec "gdrc-$1" tc "${@:2}"; }
 set_rate() {  # HOST egress|ingress RATE
   local h=$1
   if [ "$2" = egress ]; then
-    ns_tc "$h" class change dev eth0 parent 1:1 classid 1:10 htb rate "$3" ceil "$3" burst 15k cburst 15k quantum 30000
+    ns_tc "$h" class change dev eth0 parent 1:1 classid 1:10 htb rate "$3" ceil "$3" burst 2k cburst 2k quantum 30000
   else
-    tc class change dev "${name}v$(idx "$h")" parent 1:1 classid 1:10 htb rate "$3" ceil "$3" burst 15k cburst 15k quantum 30000
+    tc class change dev "${name}v$(idx "$h")" parent 1:1 classid 1:10 htb rate "$3" ceil "$3" burst 2k cburst 2k quantum 30000
   fi
 }
 
@@ -46,14 +47,21 @@ nic() {
 link_one() {  # FROM TO PCT: FROM's egress towards TO
   local a=$1 b=$2 rate; rate=$(slowed "$3")
   local cls=1:$(printf '%x' $((0x200 + $(idx "$b"))))
-  ns_tc "$a" class replace dev eth0 parent 1:1 classid "$cls" htb rate "$rate" ceil "$rate" burst 15k cburst 15k quantum 30000
+  ns_tc "$a" class replace dev eth0 parent 1:1 classid "$cls" htb rate "$rate" ceil "$rate" burst 2k cburst 2k quantum 30000
   ns_tc "$a" filter replace dev eth0 parent 1: protocol ip prio 1 handle "800::$(idx "$b")" u32 \
     match ip dst "169.254.$SUBNET.$(idx "$b")/32" flowid "$cls"
 }
 
 link() {
   local a=$1 b=$2 p=$3
-  host_ok "$a"; host_ok "$b"; pct_ok "$p"; [ "$a" != "$b" ] || die "link: two different hosts"
+  host_ok "$a"; host_ok "$b"; [ "$a" != "$b" ] || die "link: two different hosts"
+  if [ "$p" = down ]; then   # tc cannot drop here (no act_gact): routes can
+    ip netns exec "gdrc-$a" ip route add blackhole "169.254.$SUBNET.$(idx "$b")/32"
+    ip netns exec "gdrc-$b" ip route add blackhole "169.254.$SUBNET.$(idx "$a")/32"
+    echo "fault.sh: link $a<->$b down"
+    return
+  fi
+  pct_ok "$p"
   link_one "$a" "$b" "$p"; link_one "$b" "$a" "$p"
   echo "fault.sh: link $a<->$b $p% slower ($(slowed "$p") of ${RATE_MBIT}mbit)"
 }
@@ -91,13 +99,14 @@ clear_host() {
   ns_tc "$h" filter del dev eth0 parent 1: 2>/dev/null || true
   for c in $(ns_tc "$h" class show dev eth0 | awk '$3 ~ /^1:2/ {print $3}'); do ns_tc "$h" class del dev eth0 classid "$c"; done
   ip netns exec "gdrc-$h" ip link set eth0 up
+  ip netns exec "gdrc-$h" ip route flush type blackhole 2>/dev/null || true
   for p in $(ip netns pids "gdrc-$h"); do kill -CONT "$p" 2>/dev/null || true; done
 }
 
 cmd=${1:-}; shift || true
 case $cmd in
   nic) [ $# -eq 3 ] || die "usage: fault.sh nic HOST egress|ingress|both PCT"; conf; nic "$@" ;;
-  link) [ $# -eq 3 ] || die "usage: fault.sh link HOST_A HOST_B PCT"; conf; link "$@" ;;
+  link) [ $# -eq 3 ] || die "usage: fault.sh link HOST_A HOST_B PCT|down"; conf; link "$@" ;;
   cpu) [ $# -eq 2 ] || die "usage: fault.sh cpu HOST QUOTA_PCT"; conf; cpu "$@" ;;
   down) [ $# -eq 1 ] || die "usage: fault.sh down HOST"; conf; host_ok "$1"
         ip netns exec "gdrc-$1" ip link set eth0 down; echo "fault.sh: $1 NIC down" ;;

@@ -9,7 +9,8 @@ redoes the summary.
   sudo jobs/cluster/measure_validate.py --gdrbench build/gdrbench --hosts 4 \\
       --cells healthy,link:10,link:25,nic-both:10,cpu:5,down --trials 10 --time-limit 3000
 
-A cell is CLASS[:SEVERITY]: healthy; link:PCT (one link, both directions);
+A cell is CLASS[:SEVERITY]: healthy; link:PCT (one link, both directions) or
+link:down (it carries nothing);
 nic-egress|nic-ingress|nic-both:PCT; cpu:QUOTA_PCT (every process of a host
 limited to that share of one CPU, applied once its rank runs); down (its NIC
 goes down mid-run); freeze (its processes stopped mid-run). Trials come in
@@ -93,7 +94,7 @@ def midrun_fault(cls, sev, target, stop, log):
     log.append("mid-run fault never applied (no bench seen)")
 
 
-def judge(cls, target, doc, hosts):
+def judge(cls, sev, target, doc, hosts):
     """found: the faulty part named as it is; wrong: hosts named that are not part of the fault."""
     status = {v["host"]: v["status"] for v in doc["verdicts"]}
     named = {h for h, s in status.items() if s != "healthy"}
@@ -102,12 +103,14 @@ def judge(cls, target, doc, hosts):
     if cls == "healthy":
         found = None
     elif cls == "link":
-        found = any(x["kind"] == "link" and sorted(x["hosts"]) == sorted(target) for x in f)
+        kind = "link-down" if sev == "down" else "link"
+        found = any(x["kind"] == kind and sorted(x["hosts"]) == sorted(target) for x in f)
     elif cls in ("down", "freeze"):
         found = status.get(target[0]) == "failed"
     else:
         found = status.get(target[0]) == "suspect"
-    whole_host_wrong = cls == "link" and any(x["kind"] != "link" and set(x["hosts"]) & set(target) for x in f)
+    whole_host_wrong = cls == "link" and any(not x["kind"].startswith("link") and set(x["hosts"]) & set(target)
+                                             for x in f)
     return found, wrong, whole_host_wrong, status
 
 
@@ -147,7 +150,7 @@ def trial(a, hosts, cls, sev, target, seq):
         doc = json.loads(p.stdout)
     except ValueError:
         return {"error": f"validate exit {p.returncode}: {p.stderr.strip()[-400:]}", "took_s": round(took, 1)}
-    found, wrong, whw, status = judge(cls, target, doc, hosts)
+    found, wrong, whw, status = judge(cls, sev, target, doc, hosts)
     sus = doc.get("suspects") or {}
     return {"exit": p.returncode, "found": found, "p0": doc.get("p0"), "judged": sus.get("judged"),
             "outliers": sus.get("outliers"), "wrong_hosts": wrong, "whole_host_wrong": whw,
@@ -169,9 +172,10 @@ def run_cells(a, nhosts, cells, rng, deadline, outf):
             cls, _, sev = cell.partition(":")
             if t % 2 == 0:
                 targets[cell] = pick_target(cls, hosts, rng)
-            r = trial(a, hosts, cls, float(sev) if sev else None, targets[cell], f"{nhosts}-{seq}")
+            sev = sev if sev in ("", "down") else float(sev)
+            r = trial(a, hosts, cls, sev or None, targets[cell], f"{nhosts}-{seq}")
             rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "seq": seq, "rate_mbit": a.rate,
-                   "transport": a.transport, "validate_args": a.validate_args, "class": cls, "severity": float(sev) if sev else None,
+                   "transport": a.transport, "validate_args": a.validate_args, "class": cls, "severity": sev or None,
                    "target": targets[cell], "pair": t // 2, "rerun": t % 2, "min_slowdown": a.min_slowdown, **r}
             outf.write(json.dumps(rec) + "\n")
             outf.flush()
@@ -195,7 +199,8 @@ def summarize(path):
            "| hosts | transport | fault | severity % | trials | found | recall [95 % CI] | wrong hosts | "
            "host FP rate [95 % CI] | whole-host wrong (link) | agree on rerun | elapsed s (median, max) / budget |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for (n, tr, cls, sev), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2], kv[0][3] or 0)):
+    for (n, tr, cls, sev), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2],
+                                                                       str(kv[0][3] or 0).zfill(8))):
         ok = [r for r in rs if "error" not in r]
         errs = len(rs) - len(ok)
         k = sum(1 for r in ok if r["found"])

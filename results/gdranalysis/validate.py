@@ -8,8 +8,8 @@ healthy, suspect (what, how much slower, evidence) or failed (why). A host
 that does not answer, or dies mid-run, is failed; the others are judged on a
 second run without it when the budget allows, else on the cases finished.
 
-Exit: 0 every host healthy; 1 a suspect; 4 a host failed (as doctor's "not
-ready"); 2 bad input; 3 validate itself could not finish.
+Exit: 0 every host healthy; 1 a suspect; 4 a host failed or a link carries
+nothing (as doctor's "not ready"); 2 bad input; 3 validate could not finish.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ import subprocess
 import time
 
 from .schema import InputError
-from .validate_verdict import findings_of, format_table, host_verdicts, write_junit
+from .validate_verdict import down_links, findings_of, format_table, host_verdicts, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
 CASE_OVERHEAD_S = 0.35      # per case beside its timed iterations: warm-up, check, HDF5 (measured, docs/validate.md)
@@ -192,19 +192,23 @@ def bench(rec, lau, a, hosts, deadline, h5, case_time):
 RANK_HOST = re.compile(r"rank (\d+) \(([^)\s]+)\)")
 
 
+REPORTER = re.compile(r"rank \d+ \(([^)\s]+)\): timed out after")
+
+
 def died_in(err, hosts):
-    """Hosts the run's own first roll call names as silent ("rank 2 (gc3), rank 5 (gc6) did not
-    answer"): later ones may also name ranks that had already given up and exited."""
+    """Hosts the run's roll calls name as silent ("rank 2 (gc3), rank 5 (gc6) did not answer")
+    that never reported a timeout themselves: a dead, frozen or cut-off host cannot, while the
+    two ends of a link that carries nothing each name the other silent and both report."""
+    reporters = {m.group(1) for m in REPORTER.finditer(err)}
+    named = {}
     for line in err.splitlines():
         if "did not answer" not in line:
             continue
-        head = line.split(" did not answer", 1)[0]
-        head = head.rsplit(": ", 1)[-1]   # the silent list follows the last ": " ("...step 3): rank 1 (b)")
-        named = {m.group(2): f"rank {m.group(1)} did not answer mid-run (dead, stopped or stuck)"
-                 for m in RANK_HOST.finditer(head) if m.group(2) in hosts}
-        if named:
-            return named
-    return {}
+        head = line.split(" did not answer", 1)[0].rsplit(": ", 1)[-1]   # "...step 3): rank 1 (b), rank 4 (e)"
+        for m in RANK_HOST.finditer(head):
+            if m.group(2) in hosts and m.group(2) not in reporters:
+                named.setdefault(m.group(2), f"rank {m.group(1)} did not answer mid-run (dead, stopped or stuck)")
+    return named
 
 
 def min_budget(nhosts, ppn, nsizes, doctor_s=5.0):
@@ -275,7 +279,7 @@ def validate(a) -> int:
         failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
     alive = [h for h in hosts if h not in failed]
     run = rep = None
-    h5_used, ran_on = None, []
+    h5_used, ran_on, down = None, [], []
     for attempt in (1, 2):
         if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
@@ -296,7 +300,11 @@ def validate(a) -> int:
         gone.update({h: w for h, w in probe(rec, lau, alive, min(end - ANALYSIS_S, time.monotonic() + 15)).items()
                      if h not in gone})
         if not gone:
-            notes.append(f"run {attempt} failed and no host was found dead: {err.strip()[-300:]}")
+            lost = down_links(err, alive)
+            down += lost
+            notes.append(f"run {attempt} failed and no host was found dead" +
+                         (f"; links that carry nothing: {', '.join(f.what for f in lost)}" if lost
+                          else f": {err.strip()[-300:]}"))
             h5_used = h5 if os.path.exists(h5) else None
             break
         failed.update(gone)
@@ -307,7 +315,7 @@ def validate(a) -> int:
             run, rep = _judge(a, h5_used, ran_on, notes)
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
-    findings = findings_of(rep, run) if rep else []
+    findings = (findings_of(rep, run) if rep else []) + down
     verdicts = host_verdicts(hosts, findings, failed, doctor)
     unjudged = rep is None and any(v.status == "healthy" for v in verdicts)
     if unjudged:
@@ -320,7 +328,7 @@ def validate(a) -> int:
             notes.append(f"report.html not written ({e})")
     elapsed = time.monotonic() - t0
     notes.append(f"{elapsed:.1f} s of a {budget:g} s budget ({'kept' if elapsed <= budget else 'EXCEEDED'})")
-    code = (EXIT_INTERNAL if unjudged and not failed else EXIT_FAILED if failed
+    code = (EXIT_INTERNAL if unjudged and not (failed or down) else EXIT_FAILED if failed or down
             else EXIT_SUSPECT if findings else EXIT_HEALTHY)
     doc = {"hosts": hosts, "launcher": lau.kind, "budget_s": budget, "elapsed_s": round(elapsed, 2),
            "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,

@@ -8,13 +8,15 @@ a sender or a receiver, one of its ranks, or a link that ends on it), else
 `host` (every rank of it or every link from/to it slow: its NIC or the host),
 `nic-egress` / `nic-ingress` (one rank per host: its sending or receiving
 side), `rank` (a rank among several on a host: its GPU, PCIe or CPU) and
-`link` (two hosts, the direction(s) slow). A link that ends on a host named
+`link` (two hosts, the direction(s) slow) and `link-down` (two hosts that both
+answer but whose transfers to each other never complete). A link that ends on a host named
 as a whole is explained by that host and is not listed again.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import re
 import xml.etree.ElementTree as ET
 
 
@@ -91,6 +93,29 @@ def findings_of(rep, run) -> list:
     return found
 
 
+LOST_PEER = re.compile(r"rank \d+ \(([^)\s]+)\): timed out after ([\d.]+) s waiting for an? (send|receive) "
+                       r"of \d+ B (?:to|from) rank \d+ \(([^)\s]+)\)")
+
+
+def down_links(err, hosts) -> list:
+    """A run that timed out with every host answering its roll call: the host pairs whose
+    transfers never completed ("rank 0 (a): timed out after 15 s waiting for a receive of
+    4 B from rank 1 (b)") are links that carry nothing."""
+    pairs = {}
+    for m in LOST_PEER.finditer(err):
+        a, b = m.group(1), m.group(4)
+        if a != b and a in hosts and b in hosts:
+            pairs.setdefault(tuple(sorted((a, b))), f"{a} timed out after {m.group(2)} s waiting for a "
+                             f"{m.group(3)} {'to' if m.group(3) == 'send' else 'from'} {b}")
+    return [Finding("link-down", k, f"{k[0]}<->{k[1]}", float("inf"), ev) for k, ev in sorted(pairs.items())]
+
+
+def _describe(f) -> str:
+    if f.kind == "link-down":
+        return f"link {f.what} down ({f.evidence})"
+    return f"{f.kind} {f.what} {f.slower:.2f}x slower ({f.evidence})"
+
+
 def host_verdicts(hosts, findings, failed, doctor) -> list:
     """One verdict per host of the allocation, in its order."""
     out = []
@@ -100,7 +125,7 @@ def host_verdicts(hosts, findings, failed, doctor) -> list:
             continue
         mine = [f for f in findings if h in f.hosts]
         if mine:
-            why = "; ".join(f"{f.kind} {f.what} {f.slower:.2f}x slower ({f.evidence})" for f in mine)
+            why = "; ".join(_describe(f) for f in mine)
             out.append(HostVerdict(h, "suspect", why, doctor.get(h, "")))
         else:
             out.append(HostVerdict(h, "healthy", "", doctor.get(h, "")))
@@ -113,7 +138,7 @@ def format_table(verdicts, findings, notes) -> str:
     for v in verdicts:
         lines.append(f"{v.host:<{w}}  {v.status:<8}  {v.doctor or '-':<10}  {v.why or '-'}")
     for f in findings:
-        lines.append(f"# finding: {f.kind} {f.what}: {f.slower:.2f}x slower; {f.evidence}")
+        lines.append(f"# finding: {_describe(f)}")
     lines += [f"# {n}" for n in notes]
     return "\n".join(lines)
 
