@@ -176,7 +176,7 @@ def run_cells(a, nhosts, cells, rng, deadline, outf):
             r = trial(a, hosts, cls, sev or None, targets[cell], f"{nhosts}-{seq}")
             rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "seq": seq, "rate_mbit": a.rate,
                    "transport": a.transport, "validate_args": a.validate_args, "class": cls, "severity": sev or None,
-                   "target": targets[cell], "pair": t // 2, "rerun": t % 2, "min_slowdown": a.min_slowdown, **r}
+                   "target": targets[cell], "seed": a.seed, "pair": t // 2, "rerun": t % 2, "min_slowdown": a.min_slowdown, **r}
             outf.write(json.dumps(rec) + "\n")
             outf.flush()
             print(f"{nhosts} hosts {cell} #{t}: found={r.get('found')} wrong={r.get('wrong_hosts')} "
@@ -209,7 +209,7 @@ def summarize(path):
         whw = sum(1 for r in ok if r.get("whole_host_wrong"))
         pairs = {}
         for r in ok:
-            pairs.setdefault(r["pair"], []).append(r["status"])
+            pairs.setdefault((r.get("seed", 33), r["pair"]), []).append(r["status"])
         same = tot = 0
         for sts in pairs.values():
             if len(sts) == 2:
