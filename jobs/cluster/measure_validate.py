@@ -225,6 +225,18 @@ def summarize(path):
                    f"{wrong}/{judged} | {wrong / max(1, judged):.3f} [{flo:.3f}, {fhi:.3f}] | "
                    f"{whw if cls == 'link' else '-'} | {f'{same}/{tot}' if tot else '-'} | "
                    f"{el[len(el) // 2] if el else '-'}, {el[-1] if el else '-'} / {ok[0]['budget_s'] if ok else '-'} |")
+    pooled = {}
+    for (n, tr, cls, sev), rs in cells.items():
+        for r in rs:
+            if "error" not in r:
+                w, j = pooled.get((n, tr), (0, 0))
+                pooled[(n, tr)] = (w + len(r["wrong_hosts"]), j + n - len(r["target"]))
+    out += ["", "Pooled over every trial (healthy runs and the hosts a fault did not touch):", "",
+            "| hosts | transport | hosts judged that are not part of a fault | named | host FP rate [95 % CI] |",
+            "| --- | --- | --- | --- | --- |"]
+    for (n, tr), (w, j) in sorted(pooled.items()):
+        lo, hi = wilson(w, j)
+        out.append(f"| {n} | {tr} | {j} | {w} | {w / max(1, j):.4f} [{lo:.4f}, {hi:.4f}] |")
     txt = path[:-len(".jsonl")] + ".txt" if path.endswith(".jsonl") else path + ".txt"
     with open(txt, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
