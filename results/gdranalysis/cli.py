@@ -151,7 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,validate}",
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,validate,simulate}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -230,6 +230,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
 
+    from .simulate import add_parser as add_simulate
+    add_simulate(sub)
     from .validate import add_parser as add_validate
     add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed; 2: bad input; "
                  "3: validate could not finish.")

@@ -1,0 +1,138 @@
+"""The result file that N hosts x G ranks would write under `--pattern rounds`
+(bw, one case per step and size), in gdrbench's schema (results/README.md),
+with link times drawn from a fitted NoiseModel and faults injected.
+
+A fault multiplies the times of the links it touches by (1 + PCT/100), as
+jobs/cluster/fault.sh defines a severity:
+  link A B PCT        both directions between hosts A and B
+  nic-egress H PCT    every link from H; nic-ingress: to H; nic-both: both
+  rank R PCT          every link from or to rank R (a slow GPU, PCIe or CPU)
+A host that is down answers no roll call: validate names it failed from the
+launcher's output and judges the others on a run without it, so its file is
+the file of the other hosts (see simulate.trial).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import numpy as np
+
+from . import SCHEMA_VERSION
+
+
+@dataclasses.dataclass
+class Fault:
+    cls: str            # healthy, link, nic-egress, nic-ingress, nic-both, rank, down
+    pct: float = 0.0
+    target: tuple = ()  # host names (link: two; nic/down: one); rank: (host, local rank)
+
+    def factor(self, hosts, ranks_per_host):
+        """[n, n] time multipliers (sender, receiver)."""
+        n = len(hosts) * ranks_per_host
+        host_of = np.repeat(np.arange(len(hosts)), ranks_per_host)
+        m = np.ones((n, n))
+        f = 1.0 + self.pct / 100.0
+        idx = {h: i for i, h in enumerate(hosts)}
+        if self.cls == "link":
+            a, b = idx[self.target[0]], idx[self.target[1]]
+            sel = ((host_of[:, None] == a) & (host_of[None, :] == b)) | ((host_of[:, None] == b) & (host_of[None, :] == a))
+            m[sel] = f
+        elif self.cls.startswith("nic-"):
+            h = idx[self.target[0]]
+            if self.cls in ("nic-egress", "nic-both"):
+                m[host_of == h, :] *= f
+            if self.cls in ("nic-ingress", "nic-both"):
+                m[:, host_of == h] *= f
+        elif self.cls == "rank":
+            r = idx[self.target[0]] * ranks_per_host + int(self.target[1])
+            m[r, :] *= f
+            m[:, r] *= f
+        return m
+
+
+def rounds_flows(n, step):
+    """collectives/patterns.cpp: bw rounds step `step` over n ranks (circle method, both directions)."""
+    m = n + 1 if n % 2 else n
+    r = step // 2
+    pairs = []
+
+    def add(a, b):
+        if a < n and b < n:
+            pairs.append((min(a, b), max(a, b)))
+    add(r % (m - 1), m - 1)
+    for k in range(1, m // 2):
+        add((r + k) % (m - 1), (r - k + (m - 1)) % (m - 1))
+    return [(b, a) if step % 2 else (a, b) for a, b in pairs]
+
+
+def rounds_steps(n):
+    return 2 * (n if n % 2 else n - 1)
+
+
+def write_run(path, model, hosts, ranks_per_host, fault, rng, case_time=0.75):
+    """Write the file; returns the [sizes, n, n] log link medians drawn (truth, for checks)."""
+    import h5py
+    n = len(hosts) * ranks_per_host
+    rank_host = [h for h in hosts for _ in range(ranks_per_host)]
+    links = [(s, d) for s in range(n) for d in range(n) if s != d]
+    resid = model.draw_residuals(rng, len(links))
+    mult = np.log(fault.factor(hosts, ranks_per_host))
+    truth = np.full((len(model.bytes), n, n), np.nan)
+    for i, (s, d) in enumerate(links):
+        truth[:, s, d] = np.log(model.base_s) + resid[i] + mult[s, d]
+    now = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    with h5py.File(path, "w") as f:
+        f.attrs.update({"schema_version": SCHEMA_VERSION, "ranks": n, "status": "complete", "error": "",
+                        "command_line": f"gdrbench simulate: {len(hosts)} hosts x {ranks_per_host}, "
+                                        f"fault {fault.cls} {fault.pct:g}% {','.join(map(str, fault.target))}",
+                        "gdrbench_version": "simulated", "git_commit": "simulated", "start_utc": now,
+                        "end_utc": now, "cases_completed": 0, "verdict": "simulated"})
+        r = f.create_group("ranks")
+        r["host"] = np.array(rank_host, dtype=h5py.string_dtype())
+        r["local_rank"] = np.array([i % ranks_per_host for i in range(n)], dtype=np.int32)
+        f.create_group("facts").attrs["simulated.noise_sources"] = ",".join(model.sources)
+        f.create_group("environment")
+        cases = f.create_group("cases")
+        k = 0
+        for si, b in enumerate(model.bytes):
+            iters = int(model.iters[si])
+            for step in range(rounds_steps(n)):
+                fl = rounds_flows(n, step)
+                t = np.full((n, iters), np.nan)
+                for s, d in fl:
+                    t[s] = model.draw_iterations(rng, si, truth[si, s, d], iters)
+                    t[d] = t[s]
+                _case(cases, k, b, n, iters, step, fl, t, case_time)
+                k += 1
+        f.attrs["cases_completed"] = k
+        _links(f, model.bytes, truth)
+    return truth
+
+
+def _case(cases, k, nbytes, n, iters, step, flows, t, case_time):
+    g = cases.create_group(f"{k:05d}")
+    g["times"] = t
+    g["flows"] = np.array(flows, dtype=np.int32).reshape(-1, 2)
+    us = t[np.isfinite(t)] * 1e6
+    slowest = np.nanmax(t, axis=0)
+    g.attrs.update({"test": "bw", "transport": "mpi", "mem": "host", "path": "direct", "dtype": "byte",
+                    "op": "none", "reference": 0, "ranks": n, "bytes": nbytes, "count": nbytes, "src": -1,
+                    "dst": -1, "iters": iters, "iters_auto": 1, "warmup": 3, "window": 2, "slots": 2,
+                    "check": 1, "wrong": 0, "pattern": "rounds", "step": step, "case_time_s": case_time,
+                    "via_host": 0, "time_us_mean": float(np.mean(slowest) * 1e6),
+                    "time_us_median": float(np.median(slowest) * 1e6), "time_us_min": float(us.min()),
+                    "time_us_max": float(us.max()), "time_us_p99": float(np.percentile(slowest * 1e6, 99)),
+                    "algbw_gbps": float(nbytes / np.mean(slowest) / 1e9),
+                    "busbw_gbps": float(nbytes / np.mean(slowest) / 1e9)})
+
+
+def _links(f, sizes, truth):
+    g = f.create_group("links").create_group("bw_mpi_host_direct_rounds")
+    g.attrs.update({"test": "bw", "transport": "mpi", "mem": "host", "path": "direct", "pattern": "rounds",
+                    "ranks": truth.shape[1]})
+    g["bytes"] = np.array(sizes, dtype=np.int64)
+    t = np.exp(truth)
+    g["time_us"] = t * 1e6
+    g["algbw_gbps"] = np.array(sizes, dtype=np.float64)[:, None, None] / t / 1e9

@@ -1,0 +1,258 @@
+"""`gdrbench simulate`: how often validate's verdict is wrong on fleets this
+machine cannot hold, from a noise model fitted to real runs.
+
+  simulate fit FILE[:HOST,HOST]... -o MODEL.json
+      fit the noise model (sim_noise.py) to real bw rounds files; the hosts
+      after a colon are a fault's target, whose links are left out
+  simulate trials --noise MODEL.json|--noise-from FILE... --hosts 4,8 \\
+      --cells healthy,link:10,nic-both:25 --trials 20 --out RATES.jsonl
+      write the files N simulated hosts would write (sim_files.py), judge
+      each with the code validate judges with (suspects.analyze,
+      validate_verdict), and give recall and the host false-positive rate
+      per cell with Wilson 95 % intervals, as jobs/cluster/measure_validate.py
+      does for the emulated cluster
+  simulate fleet ...   (sim_fleet.py) the same at 64-4,096 hosts
+
+Cells: healthy; link:PCT; nic-egress|nic-ingress|nic-both:PCT; rank:PCT (one
+rank's links both ways: a slow GPU, PCIe or CPU); down.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from .schema import InputError
+from .sim_files import Fault, write_run
+from .sim_noise import NoiseModel, fit
+from .suspects import analyze
+from .validate_verdict import findings_of, host_verdicts
+
+CLASSES = ("healthy", "link", "nic-egress", "nic-ingress", "nic-both", "rank", "down")
+CASE_OVERHEAD_S = 0.35   # validate.py's measured per-case cost beside the timed iterations
+
+
+def wilson(k, n, z=1.96):
+    if n == 0:
+        return (math.nan, math.nan)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def parse_cells(spec):
+    out = []
+    for c in filter(None, (x.strip() for x in spec.split(","))):
+        cls, _, sev = c.partition(":")
+        if cls not in CLASSES:
+            raise InputError(f"--cells: '{c}': class must be one of {', '.join(CLASSES)}")
+        if cls in ("healthy", "down"):
+            if sev:
+                raise InputError(f"--cells: '{c}': {cls} takes no severity")
+            out.append((cls, 0.0))
+            continue
+        try:
+            pct = float(sev)
+        except ValueError:
+            raise InputError(f"--cells: '{c}': give a severity in percent, e.g. {cls}:10") from None
+        if not 0 < pct <= 1000:
+            raise InputError(f"--cells: '{c}': severity must be in (0, 1000] percent")
+        out.append((cls, pct))
+    if not out:
+        raise InputError("--cells: no cell given")
+    return out
+
+
+def parse_hosts(spec, least=3):
+    try:
+        hs = [int(x) for x in spec.split(",") if x.strip()]
+    except ValueError:
+        raise InputError(f"--hosts {spec}: a comma-separated list of host counts") from None
+    if not hs or min(hs) < least:
+        raise InputError(f"--hosts {spec}: every count must be >= {least}")
+    return hs
+
+
+def load_model(a) -> NoiseModel:
+    if a.noise:
+        return NoiseModel.from_json(a.noise)
+    return fit_files(a.noise_from)
+
+
+def fit_files(specs) -> NoiseModel:
+    paths, excl = [], {}
+    for s in specs:
+        p, _, hs = s.partition(":")
+        paths.append(p)
+        excl[p] = [h for h in hs.split(",") if h]
+    return fit(paths, excl)
+
+
+def pick(cls, pct, hosts, rpg, rng):
+    """A fault's target; never the first host (mpirun and validate run there, as on the cluster)."""
+    if cls == "healthy":
+        return Fault("healthy")
+    if cls == "link":
+        t = rng.choice(len(hosts) - 1, size=2, replace=False) + 1
+        return Fault(cls, pct, tuple(hosts[i] for i in sorted(t)))
+    h = hosts[int(rng.integers(1, len(hosts)))]
+    if cls == "rank":
+        return Fault(cls, pct, (h, int(rng.integers(0, rpg))))
+    return Fault(cls, pct, (h,))
+
+
+def score(fault, status, findings):
+    """As measure_validate.judge: found (the faulty part named as what it is), wrong (hosts named
+    that are not the fault's), whole-host-wrong (a link fault named as a host)."""
+    named = {h for h, s in status.items() if s != "healthy"}
+    target = set(fault.target[:1] if fault.cls == "rank" else fault.target)
+    wrong = sorted(named - target)
+    if fault.cls == "healthy":
+        found = None
+    elif fault.cls == "link":
+        found = any(f.kind == "link" and sorted(f.hosts) == sorted(fault.target) for f in findings)
+    elif fault.cls == "down":
+        found = status.get(fault.target[0]) == "failed"
+    else:
+        found = status.get(fault.target[0]) == "suspect"
+    whole = fault.cls == "link" and any(not f.kind.startswith("link") and set(f.hosts) & target for f in findings)
+    return found, wrong, whole
+
+
+def trial(model, nhosts, rpg, fault, rng, workdir, judge_args):
+    """One simulated validate: write the file, judge it. A down host answers no roll call: it is
+    failed from the launcher's output (as validate.died_in), the others judged without it."""
+    from .schema import load_run
+    hosts = [f"sim{i + 1}" for i in range(nhosts)]
+    ran = [h for h in hosts if not (fault.cls == "down" and h == fault.target[0])]
+    path = os.path.join(workdir, "run.h5")
+    write_run(path, model, ran, rpg, fault if fault.cls != "down" else Fault("healthy"), rng)
+    run = load_run(path)
+    rep = analyze(run, **judge_args)
+    findings = findings_of(rep, run)
+    failed = {h: "did not answer the roll call" for h in hosts if h not in ran}
+    verdicts = host_verdicts(hosts, findings, failed, {})
+    status = {v.host: v.status for v in verdicts}
+    found, wrong, whole = score(fault, status, findings)
+    return {"hosts": nhosts, "ranks_per_host": rpg, "class": fault.cls, "severity": fault.pct or None,
+            "target": list(map(str, fault.target)), "found": found, "wrong_hosts": wrong,
+            "whole_host_wrong": whole, "judged": rep.judged, "outliers": rep.outliers,
+            "findings": [{"kind": f.kind, "hosts": list(f.hosts), "slower": f.slower} for f in findings],
+            "status": status}
+
+
+def wall_time_s(nhosts, rpg, nsizes, case_time):
+    """validate's schedule: bw rounds over every rank, each case case_time plus its overhead."""
+    n = nhosts * rpg
+    return 2 * (n - 1 + n % 2) * nsizes * (case_time + CASE_OVERHEAD_S)
+
+
+def summarize(rows):
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["hosts"], r["ranks_per_host"], r["class"], r["severity"] or 0.0), []).append(r)
+    out = []
+    for (h, g, cls, sev), rs in sorted(cells.items()):
+        judged = [r for r in rs if r["found"] is not None]
+        k = sum(bool(r["found"]) for r in judged)
+        tgt = 0 if cls == "healthy" else (2 if cls == "link" else 1)
+        wrong = sum(len(r["wrong_hosts"]) for r in rs)
+        per = len(rs) * (h - tgt)
+        out.append({"hosts": h, "ranks_per_host": g, "class": cls, "severity": sev or None, "trials": len(rs),
+                    "found": k if judged else None, "recall": k / len(judged) if judged else None,
+                    "recall_ci": wilson(k, len(judged)) if judged else None, "wrong_hosts": wrong,
+                    "hosts_judged": per, "host_fp": wrong / per if per else None, "host_fp_ci": wilson(wrong, per),
+                    "whole_host_wrong": sum(r["whole_host_wrong"] for r in rs)})
+    return out
+
+
+def format_summary(cells, title):
+    def ci(c):
+        return f"[{c[0]:.3f}, {c[1]:.3f}]"
+    out = [f"# {title}",
+           "| hosts | ranks/host | fault | severity % | trials | recall [95 % CI] | wrong hosts | "
+           "host FP rate [95 % CI] | whole-host wrong (link) |", "| --- " * 9 + "|"]
+    for c in cells:
+        rec = "-" if c["recall"] is None else f"{c['found']}/{c['trials']} = {c['recall']:.2f} {ci(c['recall_ci'])}"
+        out.append(f"| {c['hosts']} | {c['ranks_per_host']} | {c['class']} | {c['severity'] or '-'} | {c['trials']} | "
+                   f"{rec} | {c['wrong_hosts']}/{c['hosts_judged']} | {c['host_fp']:.4f} {ci(c['host_fp_ci'])} | "
+                   f"{c['whole_host_wrong'] if c['class'] == 'link' else '-'} |")
+    return "\n".join(out)
+
+
+def cmd_fit(a):
+    m = fit_files(a.files)
+    with open(a.output, "w") as f:
+        json.dump(m.as_dict(), f, indent=1)
+    print(f"# noise model of {len(m.sources)} files, {m.links} (link, size) residuals: persistent sd "
+          f"{100 * m.persist_sd:.2f}%, per-size sd {100 * m.size_sd:.2f}%, tail p {m.tail_p:.3f} -> {a.output}")
+    return 0
+
+
+def cmd_trials(a):
+    model = load_model(a)
+    cells = parse_cells(a.cells)
+    if a.trials < 1:
+        raise InputError(f"--trials {a.trials}: must be >= 1")
+    rng = np.random.default_rng(a.seed)
+    judge_args = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0}
+    rows, t0 = [], time.monotonic()
+    out = open(a.out, "a") if a.out else None
+    with tempfile.TemporaryDirectory(prefix="gdr-sim-") as wd:
+        for h in parse_hosts(a.hosts):
+            for cls, pct in cells:
+                for _ in range(a.trials):
+                    r = trial(model, h, a.ranks_per_host, pick(cls, pct, [f"sim{i + 1}" for i in range(h)],
+                                                               a.ranks_per_host, rng), rng, wd, judge_args)
+                    r.update(seed=a.seed, noise=model.sources if len(model.sources) < 8 else len(model.sources),
+                             min_slowdown=a.min_slowdown, p0=a.p0)
+                    rows.append(r)
+                    if out:
+                        out.write(json.dumps(r) + "\n")
+    if out:
+        out.close()
+    summary = summarize(rows)
+    if a.json:
+        print(json.dumps(summary, indent=1))
+    else:
+        print(format_summary(summary, f"{len(rows)} simulated validate runs in {time.monotonic() - t0:.1f} s, "
+                             f"noise of {len(model.sources)} real files; seed {a.seed}"))
+    return 0
+
+
+def add_parser(sub):
+    s = sub.add_parser("simulate", help="simulated fleets: validate's error rates from a fitted noise model",
+                       description=__doc__.split("\n\n")[0])
+    ss = s.add_subparsers(dest="action", required=True)
+    f = ss.add_parser("fit", help="fit the noise model to real bw rounds files")
+    f.add_argument("files", nargs="+", metavar="FILE[:HOST,...]")
+    f.add_argument("-o", "--output", required=True, help="the model, JSON")
+    f.set_defaults(func=cmd_fit)
+    t = ss.add_parser("trials", help="simulated validate runs per fault cell; recall and host FP rate")
+    _common(t)
+    t.add_argument("--hosts", default="4", help="host counts, comma-separated (default 4)")
+    t.add_argument("--cells", default="healthy,link:10,link:25,nic-both:10", help="fault cells (module doc)")
+    t.add_argument("--trials", type=int, default=10, help="per host count and cell (default 10)")
+    t.add_argument("--out", help="append one JSON line per trial here")
+    t.add_argument("--json", action="store_true", help="print the summary as JSON")
+    t.set_defaults(func=cmd_trials)
+    from .sim_fleet import add_parser as add_fleet
+    add_fleet(ss, _common)
+
+
+def _common(p):
+    g = p.add_mutually_exclusive_group(required=True)
+    g.add_argument("--noise", metavar="MODEL.json", help="a model `simulate fit` wrote")
+    g.add_argument("--noise-from", nargs="+", metavar="FILE[:HOST,...]", help="fit it here to these real files")
+    p.add_argument("--ranks-per-host", type=int, default=1, help="ranks (GPUs) per host (default 1)")
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--z", type=float, default=5.0, help="as validate (default 5)")
+    p.add_argument("--min-slowdown", type=float, default=7.0, help="as validate, percent (default 7)")
+    p.add_argument("--p0", type=float, default=0.01, help="as validate (default 0.01)")
