@@ -31,6 +31,7 @@ constexpr AnalysisSub kSubs[] = {
     {"history", "trend of one case across archived result files (--case ...); see --help"},
     {"suspects", "the links, ranks and hosts that are outliers (exit 1 if any); see --help"},
     {"validate", "acceptance run of a cluster: doctor, patterns, a verdict per host (exit 1/4); see --help"},
+    {"simulate", "validate's error rates on simulated fleets, noise fitted to real runs; see --help"},
 };
 
 bool has_package(const fs::path& dir) {
