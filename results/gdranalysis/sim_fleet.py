@@ -49,8 +49,9 @@ def min_outliers(m, p0, alpha):
 
 
 def _robust(v):
-    m = np.nanmedian(v)
-    return m, 1.4826 * np.nanmedian(np.abs(v - m))
+    """Median and MAD x 1.4826 of a 1-D array without NaN (np.median partitions: fast)."""
+    m = np.median(v)
+    return m, 1.4826 * np.median(np.abs(v - m))
 
 
 def iteration_floor(model, rng, k, links=201):
@@ -66,13 +67,15 @@ def judge_matrix(T, floors, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
     link_out = np.zeros((H, H), np.int16)
     hl_out = np.zeros((H, H), np.int16)
     rank_out = np.zeros(H, np.int16)
+    off = ~np.eye(H, dtype=bool)
     for k in range(S):
         v = T[k]
-        med, mad = _robust(v)
+        med, mad = _robust(v[off])
         d = v - med
-        link_out += (d > lr) & (d / max(mad, floors[k], 1e-12) > z)
-        hl_out += (d > lr) & (d / max(mad, floors[k], HOSTLINK_SE * mad, 1e-12) > z)
-        for eff in (np.nanmedian(v, axis=1), np.nanmedian(v, axis=0)):
+        with np.errstate(invalid="ignore"):
+            link_out += (d > lr) & (d / max(mad, floors[k], 1e-12) > z)
+            hl_out += (d > lr) & (d / max(mad, floors[k], HOSTLINK_SE * mad, 1e-12) > z)
+        for eff in (np.median(v[off].reshape(H, H - 1), axis=1), np.median(v.T[off].reshape(H, H - 1), axis=1)):
             m2, mad2 = _robust(eff)
             e = eff - m2
             rank_out += (e > lr) & (e / max(mad2, floors[k], 1e-12) > z)
@@ -82,7 +85,6 @@ def judge_matrix(T, floors, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
     np.fill_diagonal(hls, False)
     named = set(np.flatnonzero(rank_out >= kr).tolist())
     if H >= 3:
-        off = ~np.eye(H, dtype=bool)
         named |= set(np.flatnonzero((hls | ~off).all(axis=1)).tolist())
         named |= set(np.flatnonzero((hls | ~off).all(axis=0)).tolist())
     out = set(named)
