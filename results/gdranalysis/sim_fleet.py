@@ -152,8 +152,7 @@ def check_small(model, H, trials, rng, judge_args):
             p = os.path.join(wd, "run.h5")
             truth = write_run(p, model, hosts, 1, fault, rng)
             run = load_run(p)
-            rep = analyze(run, z=judge_args["z"], min_slowdown_pct=judge_args["min_slowdown_pct"],
-                          p0=judge_args["p0"])
+            rep = analyze(run, **judge_args)
             st = host_verdicts(hosts, findings_of(rep, run), {}, {})
             by_file = {i for i, v in enumerate(st) if v.status != "healthy"}
             floors = [iteration_floor(model, rng, k) for k in range(len(model.bytes))]
@@ -167,7 +166,7 @@ def cmd_fleet(a):
     if a.trials < 1 or a.gpus < 1:
         raise InputError("--trials and --gpus must be >= 1")
     rng = np.random.default_rng(a.seed)
-    ja = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0}
+    ja = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0, "alpha": a.alpha}
     floors = [iteration_floor(model, rng, k) for k in range(len(model.bytes))]
     rows = []
     if a.check:
@@ -191,7 +190,8 @@ def cmd_fleet(a):
                    "wrong_hosts": wrong, "hosts_judged": per, "host_fp_ci": wilson(wrong, per),
                    "schedule_s_host_rounds": 2 * (H - 1) * len(model.bytes) * (a.case_time + CASE_OVERHEAD_S),
                    "schedule_s_rank_rounds": wall_time_s(H, a.gpus, len(model.bytes), a.case_time),
-                   "case_time_s": a.case_time, "sim_s": round(time.monotonic() - t0, 1),
+                   "case_time_s": a.case_time, "alpha": a.alpha, "min_slowdown": a.min_slowdown,
+                   "sim_s": round(time.monotonic() - t0, 1),
                    "noise_files": len(model.sources), "seed": a.seed}
             rows.append(row)
             print(json.dumps(row), flush=True)
@@ -202,7 +202,38 @@ def cmd_fleet(a):
     return 0
 
 
+def format_rows(rows):
+    """The prediction table (markdown) of `simulate fleet --out` rows."""
+    def ci(c):
+        return f"[{c[0]:.3f}, {c[1]:.3f}]"
+    out = ["| hosts x GPUs | alpha | fault | severity % | trials | recall [95 % CI] | wrong hosts | "
+           "host FP rate [95 % CI] | schedule, host rounds | schedule, rank rounds |", "| --- " * 10 + "|"]
+    for r in rows:
+        if "hosts" not in r:
+            out.append(f"| check {r['check_hosts']} hosts | | | | {r['trials']} | same hosts named by both judges: "
+                       f"{r['same_hosts_named']}/{r['trials']} {ci(r['ci'])} | | | | |")
+            continue
+        rec = "-" if r["found"] is None else f"{r['found']}/{r['trials']} {ci(r['recall_ci'])}"
+        out.append(f"| {r['hosts']} x {r['gpus']} | {r['alpha']:g} | {r['class']} | {r['severity'] or '-'} | "
+                   f"{r['trials']} | {rec} | {r['wrong_hosts']}/{r['hosts_judged']} | "
+                   f"{r['wrong_hosts'] / r['hosts_judged']:.4f} {ci(r['host_fp_ci'])} | "
+                   f"{r['schedule_s_host_rounds'] / 60:.1f} min | {r['schedule_s_rank_rounds'] / 60:.1f} min |")
+    return "\n".join(out)
+
+
+def cmd_table(a):
+    try:
+        rows = [json.loads(x) for x in open(a.rows) if x.strip()]
+    except (OSError, ValueError) as e:
+        raise InputError(f"{a.rows}: not simulate fleet rows ({e})") from None
+    print(format_rows(rows))
+    return 0
+
+
 def add_parser(ss, common):
+    t = ss.add_parser("table", help="the markdown table of `simulate fleet --out` rows")
+    t.add_argument("rows", help="the JSON lines simulate fleet --out wrote")
+    t.set_defaults(func=cmd_table)
     f = ss.add_parser("fleet", help="predicted recall, host FP rate and schedule time at fleet scale")
     common(f)
     f.add_argument("--hosts", default="64,256,1024,4096", help="host counts (default 64,256,1024,4096)")

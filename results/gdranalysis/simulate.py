@@ -202,7 +202,7 @@ def cmd_trials(a):
     if a.trials < 1:
         raise InputError(f"--trials {a.trials}: must be >= 1")
     rng = np.random.default_rng(a.seed)
-    judge_args = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0}
+    judge_args = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0, "alpha": a.alpha}
     rows, t0 = [], time.monotonic()
     out = open(a.out, "a") if a.out else None
     with tempfile.TemporaryDirectory(prefix="gdr-sim-") as wd:
@@ -256,3 +256,5 @@ def _common(p):
     p.add_argument("--z", type=float, default=5.0, help="as validate (default 5)")
     p.add_argument("--min-slowdown", type=float, default=7.0, help="as validate, percent (default 7)")
     p.add_argument("--p0", type=float, default=0.01, help="as validate (default 0.01)")
+    p.add_argument("--alpha", type=float, default=1e-3,
+                   help="as suspects (default 1e-3); 1e-6 with 3 sizes: a link must be an outlier in all 3")
