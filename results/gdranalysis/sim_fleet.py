@@ -137,14 +137,15 @@ def fleet_trial(model, H, G, cls, pct, rng, floors, judge_args):
 
 
 def check_small(model, H, trials, rng, judge_args):
-    """Same named hosts from judge_matrix and from the unchanged file path, on the same draws."""
+    """(trials where judge_matrix and the unchanged file path name the same hosts, trials where
+    the file path named any host), on the same draws."""
     import os
     import tempfile
     from .schema import load_run
     from .sim_files import Fault, write_run
     from .suspects import analyze
     from .validate_verdict import findings_of, host_verdicts
-    same = 0
+    same = named = 0
     hosts = [f"sim{i + 1}" for i in range(H)]
     with tempfile.TemporaryDirectory(prefix="gdr-simchk-") as wd:
         for t in range(trials):
@@ -157,7 +158,8 @@ def check_small(model, H, trials, rng, judge_args):
             by_file = {i for i, v in enumerate(st) if v.status != "healthy"}
             floors = [iteration_floor(model, rng, k) for k in range(len(model.bytes))]
             same += by_file == judge_matrix(truth, floors, **judge_args)
-    return same
+            named += bool(by_file)
+    return same, named
 
 
 def cmd_fleet(a):
@@ -171,11 +173,11 @@ def cmd_fleet(a):
     rows = []
     if a.check:
         for H in (6, 12):
-            same = a.check and check_small(model, H, a.check, rng, ja)
-            rows.append({"check_hosts": H, "trials": a.check, "same_hosts_named": same,
+            same, named = check_small(model, H, a.check, rng, ja)
+            rows.append({"check_hosts": H, "trials": a.check, "same_hosts_named": same, "file_named_any": named,
                          "ci": wilson(same, a.check)})
             print(f"# judge_matrix vs suspects+validate_verdict on the same {H}-host files: "
-                  f"{same}/{a.check} name the same hosts")
+                  f"{same}/{a.check} name the same hosts ({named} of them name some host)")
     for H in parse_hosts(a.hosts):
         for cls, pct in cells:
             t0 = time.monotonic()
@@ -211,7 +213,8 @@ def format_rows(rows):
     for r in rows:
         if "hosts" not in r:
             out.append(f"| check {r['check_hosts']} hosts | | | | {r['trials']} | same hosts named by both judges: "
-                       f"{r['same_hosts_named']}/{r['trials']} {ci(r['ci'])} | | | | |")
+                       f"{r['same_hosts_named']}/{r['trials']} {ci(r['ci'])} ({r.get('file_named_any', '?')} name some host) "
+                       "| | | | |")
             continue
         rec = "-" if r["found"] is None else f"{r['found']}/{r['trials']} {ci(r['recall_ci'])}"
         out.append(f"| {r['hosts']} x {r['gpus']} | {r['alpha']:g} | {r['class']} | {r['severity'] or '-'} | "

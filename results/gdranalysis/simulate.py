@@ -257,4 +257,4 @@ def _common(p):
     p.add_argument("--min-slowdown", type=float, default=7.0, help="as validate, percent (default 7)")
     p.add_argument("--p0", type=float, default=0.01, help="as validate (default 0.01)")
     p.add_argument("--alpha", type=float, default=1e-3,
-                   help="as suspects (default 1e-3); 1e-6 with 3 sizes: a link must be an outlier in all 3")
+                   help="as suspects (default 1e-3); 2e-6 with 3 sizes at p0 0.01: a link must be an outlier in all 3")
