@@ -7,8 +7,9 @@ simulate the same fault cells, and set the rates side by side with Wilson
 95 % intervals and Fisher's exact test (real vs simulated).
 
   jobs/cluster/sim_vs_cluster.py --real results/archive/20261203_cluster_validate-error-rates.jsonl \\
-      --runs /tmp/gdr-measure-validate --trials 40 --out results/archive/20261203_sim-vs-cluster
-  (--runs also takes the .tar.gz this writes with --archive-runs, so it reruns from the archive)
+      --runs /tmp/gdr-measure-validate --trials 40 --out results/archive/20261203_sim-vs-cluster \\
+      --archive-runs runs.tar.gz
+  jobs/cluster/sim_vs_cluster.py --real ... --runs-archive runs.tar.gz --out ...   (again, from the archive)
 
 Writes OUT.txt (the table), OUT.jsonl (the simulated trials) and
 OUT-noise-<H>h.json (the fitted models).
@@ -38,8 +39,13 @@ FIT_CLASSES = ("healthy", "link", "nic-both", "nic-egress", "nic-ingress", "cpu"
 SIM_CELL = {"cpu": ("rank", 100.0), "freeze": ("down", 0.0)}
 
 
+def run_id(r):
+    return f"{r['hosts']}-{r.get('transport', 'mpi')}-{r['utc'].replace(':', '').replace('-', '')}"
+
+
 def real_rows(jsonl, runs_dir):
-    """Rows of measure_validate's JSONL whose run1.h5 is the one that trial wrote (same elapsed)."""
+    """Rows of measure_validate's JSONL whose run1.h5 is still the one that trial wrote (same
+    elapsed: a later invocation reuses the folder names)."""
     out = []
     for line in open(jsonl):
         r = json.loads(line)
@@ -59,21 +65,42 @@ def from_tar(path, tmp):
         t.extractall(tmp)
     rows = [json.loads(x) for x in open(os.path.join(tmp, "runs", "manifest.jsonl"))]
     for r in rows:
-        r["file"] = os.path.join(tmp, "runs", f"{r['hosts']}-{r['seq']}.h5")
+        r["file"] = os.path.join(tmp, r["h5"] if "h5" in r else f"runs/{r['hosts']}-{r['seq']}.h5")
         r["file_ok"] = os.path.exists(r["file"])
     return rows
 
 
+def collect(a, tmp):
+    """The archived runs (--runs-archive), then the JSONL's rows whose file is still in --runs."""
+    rows, seen = [], set()
+    for i, t in enumerate(a.runs_archive or []):
+        for r in from_tar(t, os.path.join(tmp, str(i))):
+            if run_id(r) not in seen:
+                seen.add(run_id(r))
+                rows.append(r)
+    if a.runs:
+        for r in real_rows(a.real, a.runs):
+            if run_id(r) in seen:
+                continue
+            seen.add(run_id(r))
+            rows.append(r)
+    return rows
+
+
 def archive(rows, out):
-    keep = [r for r in rows if r["file_ok"] and r["class"] in FIT_CLASSES]
+    """The fitted runs' files and every row (down/freeze runs are partial: their rows only)."""
     with tarfile.open(out, "w:gz") as t:
-        for r in keep:
-            t.add(r["file"], arcname=f"runs/{r['hosts']}-{r['seq']}.h5")
-        # every row (down/freeze runs are partial: their rows only), so a rerun has every cell
-        man = "".join(json.dumps({k: v for k, v in r.items() if k not in ("file", "file_ok")}) + "\n" for r in rows)
+        man = []
+        for r in rows:
+            m = {k: v for k, v in r.items() if k not in ("file", "file_ok", "h5")}
+            if r["file_ok"] and r["class"] in FIT_CLASSES:
+                m["h5"] = f"runs/{run_id(r)}.h5"
+                t.add(r["file"], arcname=m["h5"])
+            man.append(json.dumps(m) + "\n")
+        data = "".join(man).encode()
         info = tarfile.TarInfo("runs/manifest.jsonl")
-        info.size = len(man.encode())
-        t.addfile(info, io.BytesIO(man.encode()))
+        info.size = len(data)
+        t.addfile(info, io.BytesIO(data))
 
 
 def cell_of(r):
@@ -103,14 +130,16 @@ def fisher(k1, n1, k2, n2):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--real", required=True, help="measure_validate.py's JSONL")
-    p.add_argument("--runs", required=True, help="its --out folder of trials, or a tar.gz --archive-runs wrote")
+    p.add_argument("--runs", help="its --out folder of trials (folders are reused: only rows whose run1.h5 "
+                   "still matches are used)")
+    p.add_argument("--runs-archive", nargs="*", help="tar.gz files --archive-runs wrote (their rows first)")
     p.add_argument("--trials", type=int, default=40, help="simulated trials per cell (default 40)")
     p.add_argument("--seed", type=int, default=34)
     p.add_argument("--out", required=True, help="prefix of the files written")
     p.add_argument("--archive-runs", help="also write the real files used (and their rows) to this tar.gz")
     a = p.parse_args()
     tmp = tempfile.mkdtemp(prefix="gdr-simvs-")
-    rows = from_tar(a.runs, tmp) if a.runs.endswith(".tar.gz") else real_rows(a.real, a.runs)
+    rows = collect(a, tmp)
     if a.archive_runs:
         archive(rows, a.archive_runs)
     rng = np.random.default_rng(a.seed)
@@ -121,14 +150,16 @@ def main():
              "real outliers/comparisons | sim outliers/comparisons | p |",
              "| --- " * 12 + "|"]
     with open(a.out + ".jsonl", "w") as out, tempfile.TemporaryDirectory(prefix="gdr-simvs-") as wd:
-        for h in sorted({r["hosts"] for r in rows}):
-            mine = [r for r in rows if r["hosts"] == h]
+        for h, tr in sorted({(r["hosts"], r.get("transport", "mpi")) for r in rows}):
+            mine = [r for r in rows if r["hosts"] == h and r.get("transport", "mpi") == tr]
             fitted = [r for r in mine if r["file_ok"] and r["class"] in FIT_CLASSES]
             model = fit([r["file"] for r in fitted], {r["file"]: r["target"] for r in fitted})
-            model.sources = [f"{r['hosts']}-{r['seq']}" for r in fitted]
-            with open(f"{a.out}-noise-{h}h.json", "w") as f:
+            model.sources = [run_id(r) for r in fitted]
+            if len(fitted) < 2:
+                continue
+            with open(f"{a.out}-noise-{h}h-{tr}.json", "w") as f:
                 json.dump(model.as_dict(), f, indent=1)
-            lines.append(f"| {h} | noise: {len(fitted)} files, {model.links} residuals, persistent sd "
+            lines.append(f"| {h} {tr} | noise: {len(fitted)} files, {model.links} residuals, persistent sd "
                          f"{100 * model.persist_sd:.2f}%, per-size sd {100 * model.size_sd:.2f}%, tail p "
                          f"{model.tail_p:.3f}, mean excess {100 * model.tail_excess:.2f}% | | | | | | | | | | |")
             hosts = [f"sim{i + 1}" for i in range(h)]
@@ -140,13 +171,14 @@ def main():
                     s = trial(model, h, 1, pick(cls, sev, hosts, 1, rng), rng, wd,
                               {"z": 5.0, "min_slowdown_pct": real[0]["min_slowdown"], "p0": real[0]["p0"]})
                     s["real_cell"] = list(cell)
+                    s["transport"] = tr
                     out.write(json.dumps(s) + "\n")
                     sim.append(s)
                 rk, rn, rw, rj = rates(real, h)
                 sk, sn, sw, sj = rates(sim, h)
                 ro, rc = sum(r["outliers"] for r in real), sum(r["judged"] for r in real)
                 so, sc = sum(r["outliers"] for r in sim), sum(r["judged"] for r in sim)
-                lines.append(f"| {h} | {cell[0]} | {cell[1] or '-'} | {fmt(rk, rn)} | {fmt(sk, sn)} | "
+                lines.append(f"| {h} {tr} | {cell[0]} | {cell[1] or '-'} | {fmt(rk, rn)} | {fmt(sk, sn)} | "
                              f"{fisher(rk, rn, sk, sn)} | {fmt(rw, rj)} | {fmt(sw, sj)} | {fisher(rw, rj, sw, sj)} | "
                              f"{fmt(ro, rc)} | {fmt(so, sc)} | {fisher(ro, rc, so, sc)} |")
                 print(lines[-1], flush=True)

@@ -27,9 +27,10 @@ class SimulateTest(unittest.TestCase):
         with tarfile.open(ARCHIVE) as t:
             t.extractall(cls.tmp)
         rows = [json.loads(x) for x in open(os.path.join(cls.tmp, "runs", "manifest.jsonl"))]
-        f = lambda r: os.path.join(cls.tmp, "runs", f"{r['hosts']}-{r['seq']}.h5")  # noqa: E731
-        cls.healthy = [f(r) for r in rows if r["hosts"] == 4 and r["class"] == "healthy"][:3]
-        cls.linked = [(f(r), r["target"]) for r in rows if r["hosts"] == 4 and r["class"] == "link"][:2]
+        rows = [r for r in rows if r.get("h5") and r["hosts"] == 4 and r.get("transport") == "mpi"]
+        f = lambda r: os.path.join(cls.tmp, r["h5"])  # noqa: E731
+        cls.healthy = [f(r) for r in rows if r["class"] == "healthy"][:3]
+        cls.linked = [(f(r), r["target"]) for r in rows if r["class"] == "link"][:2]
         assert len(cls.healthy) == 3 and len(cls.linked) == 2, "the archive lacks 4-host runs"
 
     @classmethod
@@ -103,6 +104,14 @@ class SimulateTest(unittest.TestCase):
         same, named = check_small(m, 6, 4, np.random.default_rng(5), ja)
         self.assertEqual(same, 4)
         self.assertGreaterEqual(named, 2)  # the link trials: the judges agree on a named fault too
+
+    def test_docs_name_archived_files_that_exist(self):
+        import re
+        with open(os.path.join(REPO, "docs", "fleet-scale.md")) as f:
+            names = set(re.findall(r"results/archive/[\w.\-]+", f.read()))
+        self.assertGreaterEqual(len(names), 3)
+        for n in names:
+            self.assertTrue(os.path.exists(os.path.join(REPO, n)), n)
 
     def test_bad_input_is_one_line_exit_2(self):
         for args in (["trials", "--noise-from", self.healthy[0], "--cells", "bogus:3"],
