@@ -165,6 +165,11 @@ def main():
             hosts = [f"sim{i + 1}" for i in range(h)]
             for cell in sorted({cell_of(r) for r in mine}, key=str):
                 real = [r for r in mine if cell_of(r) == cell]
+                if isinstance(cell[1], str):  # link:down: found from the launcher's output, not the noise
+                    rk, rn, rw, rj = rates(real, h)
+                    lines.append(f"| {h} {tr} | {cell[0]} | {cell[1]} | {fmt(rk, rn)} | not simulated | | "
+                                 f"{fmt(rw, rj)} | | | | | |")
+                    continue
                 cls, sev = SIM_CELL.get(cell[0], (cell[0], cell[1] or 0.0))
                 sim = []
                 for _ in range(a.trials):
