@@ -92,6 +92,8 @@ def write_run(path, model, hosts, ranks_per_host, fault, rng, case_time=0.75):
         r = f.create_group("ranks")
         r["host"] = np.array(rank_host, dtype=h5py.string_dtype())
         r["local_rank"] = np.array([i % ranks_per_host for i in range(n)], dtype=np.int32)
+        for k in ("gpu", "hca"):  # host memory over mpi: none named, as gdrbench writes them
+            r[k] = np.array([""] * n, dtype=h5py.string_dtype())
         f.create_group("facts").attrs["simulated.noise_sources"] = ",".join(model.sources)
         f.create_group("environment")
         cases = f.create_group("cases")
