@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# One device call: which of gdrbench's defaults cost `-T ucx` device bw
+# against `ucx_perftest tag_bw` of the same UCX (2 ranks on one GPU, no MPS),
+# in ABBA rounds: default flags, --slots 1, --check every (the old default),
+# --check none; then the path each row recorded and the verdict.
+#   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M")
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=${OUT:-/tmp/gdr-out}; mkdir -p "$out"
+t0=$(date +%s); stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+build=$root/build-device-${GDR_UCX:-wheel}
+timeout 300 "$root/jobs/gpu/device_build.sh" "$build" || exit 1
+. "$root/jobs/gpu/ucx_env.sh" "$build"
+stamp "built against $(cat "$build/ucx-root.txt")"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
+bytes() { numfmt --from=iec "$1"; }
+gdr() {  # NAME ARGS...
+  local name=$1; shift
+  timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "$bin" run -T ucx -m cuda \
+    --path direct -t bw "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
+  echo "$name rc=$?"
+}
+ptest() {  # NAME SIZE
+  local port=$((14000 + RANDOM % 1000))
+  timeout 60 "$pt" -p $port >/dev/null 2>&1 & local s=$!; sleep 1
+  timeout 60 "$pt" 127.0.0.1 -p $port -t tag_bw -s "$(bytes "$2")" -m cuda -n 2000 -w 200 >"$out/$1.txt" 2>&1
+  kill $s 2>/dev/null; wait $s 2>/dev/null
+}
+sizes=${SIZES:-"1M 4M 16M 64M"}
+variants=(default slots1 every none)
+args_of() { case $1 in default) ;; slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;; esac; }
+gdr_round() { for v in "${variants[@]}"; do gdr "r$1_$v" -b 1M -e 64M -f 4 $(args_of $v); done; }
+pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; done; }
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  if (( r % 2 )); then gdr_round $r; pt_round $r; else pt_round $r; gdr_round $r; fi
+  stamp "round $r"
+done
+# The MPI transport over the same UCX, with the host copies that can rule staging out.
+timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
+  -m cuda --path direct -t bw -b 1M -e 64M -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
+  --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1; echo "mpi rc=$?"
+/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" <<'PY'
+import json, sys, os, statistics
+out, sizes, rounds = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
+mib = 1 << 20
+def b(s): return int(s[:-1]) * mib
+def perftest(p):
+    for l in open(p, errors="replace"):
+        if l.startswith("Final:"):
+            return float(l.split()[6]) * mib / 1e9
+def gdr(p, size):
+    for l in open(p):
+        r = json.loads(l)
+        if r["bytes"] == size and not r["reference"]:
+            return r
+print("bw GB/s per round; ratio = median / median tag_bw")
+for s in sizes:
+    pt = [perftest(f"{out}/r{r}_pt_{s}.txt") for r in range(1, rounds + 1)]
+    row = f"{s:>4} tag_bw {pt}"
+    ptm = statistics.median([x for x in pt if x]) if any(pt) else None
+    for v in ("default", "slots1", "every", "none"):
+        xs = []
+        for r in range(1, rounds + 1):
+            try: xs.append(gdr(f"{out}/r{r}_{v}.jsonl", b(s))["algbw_gbps"])
+            except Exception: xs.append(None)
+        m = statistics.median([x for x in xs if x]) if any(xs) else None
+        row += f" | {v} {[round(x) if x else x for x in xs]} {m / ptm if m and ptm else '-':.3}" if m and ptm else f" | {v} {xs}"
+    print(row)
+for name in ("r1_default", "mpi"):
+    try:
+        for l in open(f"{out}/{name}.jsonl"):
+            r = json.loads(l)
+            print(name, r["transport"], r["bytes"], "path:", r.get("path_taken"), "| via_host", r.get("via_host"),
+                  "| %peak", r.get("pct_peak"), "| unknown:", r.get("path_unknown"))
+    except Exception as e: print(name, "no rows", e)
+PY
+grep -h "GPUDirect\|warning" "$out/r1_default.txt" "$out/mpi.txt"
+stamp done
