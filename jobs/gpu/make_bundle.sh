@@ -135,8 +135,15 @@ if [ -n "$no_ucx" ]; then :
 elif [ -n "$no_whl" ]; then
   note "no libucx_cu13 wheel (--no-wheel): device_build.sh uses the 1.13.1-cuda tarball"
 elif [ -n "$wheel" ]; then
-  [ "$(dirname "$wheel")" = "$tmp" ] || cp "$wheel" "$tmp/"
-  note "$(basename "$wheel"): UCX from PyPI's libucx-cu13 (UCX 1.22: device_build.sh's default UCX)"
+  # Installed here and packed without its static libraries: 7.5 MB instead of the
+  # wheel's 43 (the upload's cap is 64 MiB with the tree).
+  inst=$(mktemp -d)
+  "$root/jobs/install_ucx_wheel.sh" "$inst" "$wheel" >/dev/null
+  packed=$(basename "$wheel" | sed 's/^\(libucx_cu13-[0-9.]*\)-.*/\1/')-installed.tar.xz
+  tar -C "$inst" --exclude='*.a' --exclude='*.la' -cJf "$tmp/$packed" libucx
+  rm -rf "$inst"
+  [ "$(dirname "$wheel")" != "$tmp" ] || rm -f "$wheel"
+  note "$packed: UCX from PyPI's $(basename "$wheel"), installed, without static libraries (UCX 1.22: device_build.sh's default UCX)"
 else
   note "no libucx_cu13 wheel: device_build.sh falls back to the 1.13.1-cuda tarball (GDR_FETCH_WHEEL=1 downloads it)"
 fi
