@@ -62,8 +62,8 @@ if [ -n "${GDR_UCX_ROOT:-}" ]; then
   used+=("UCX at $GDR_UCX_ROOT")
 elif [ "$ucx_pick" = wheel ]; then
   [ -n "$ucx_whl" ] || { echo "device_build: GDR_UCX=wheel but no $carried/libucx_cu13-*.whl"; exit 1; }
-  if [ ! -d /tmp/ucx-wheel/libucx ] && [[ $ucx_whl == *.tar.xz ]]; then
-    mkdir -p /tmp/ucx-wheel && tar -C /tmp/ucx-wheel -xJf "$ucx_whl" ||
+  if [ ! -d /tmp/ucx-wheel/libucx_cu13.libs ] && [[ $ucx_whl == *.tar.xz ]]; then
+    rm -rf /tmp/ucx-wheel; mkdir -p /tmp/ucx-wheel && tar -C /tmp/ucx-wheel -xJf "$ucx_whl" ||
       { echo "device_build: unpacking $ucx_whl failed"; exit 1; }
   elif [ ! -d /tmp/ucx-wheel/libucx ]; then
     "$root/jobs/install_ucx_wheel.sh" /tmp/ucx-wheel "$ucx_whl" >>"$log" 2>&1 ||

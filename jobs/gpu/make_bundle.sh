@@ -137,10 +137,12 @@ elif [ -n "$no_whl" ]; then
 elif [ -n "$wheel" ]; then
   # Installed here and packed without its static libraries: 7.5 MB instead of the
   # wheel's 43 (the upload's cap is 64 MiB with the tree).
+  # libucx_cu13.libs holds what the wheel vendors (its own libcudart): without it UCX 1.22
+  # cannot register device memory (ucp_mem_map: Invalid parameter).
   inst=$(mktemp -d)
   "$root/jobs/install_ucx_wheel.sh" "$inst" "$wheel" >/dev/null
   packed=$(basename "$wheel" | sed 's/^\(libucx_cu13-[0-9.]*\)-.*/\1/')-installed.tar.xz
-  tar -C "$inst" --exclude='*.a' --exclude='*.la' -cJf "$tmp/$packed" libucx
+  tar -C "$inst" --exclude='*.a' --exclude='*.la' -cJf "$tmp/$packed" libucx libucx_cu13.libs
   rm -rf "$inst"
   [ "$(dirname "$wheel")" != "$tmp" ] || rm -f "$wheel"
   note "$packed: UCX from PyPI's $(basename "$wheel"), installed, without static libraries (UCX 1.22: device_build.sh's default UCX)"

@@ -6,7 +6,8 @@
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M")
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-/tmp/gdr-out}; mkdir -p "$out"
+final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
+trap 'tar -C /tmp -czf "$final/probe-raw.tgz" probe-raw' EXIT
 t0=$(date +%s); stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 build=$root/build-device-${GDR_UCX:-wheel}
 timeout 300 "$root/jobs/gpu/device_build.sh" "$build" || exit 1
