@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # One device call: which of gdrbench's defaults cost `-T ucx` device bw
 # against `ucx_perftest tag_bw` of the same UCX (2 ranks on one GPU, no MPS),
-# in ABBA rounds: default flags, --slots 1, --check every (the old default),
-# --check none; then the path each row recorded and the verdict.
+# in ABBA rounds, one variant of flags or UCX settings at a time (VARIANTS,
+# from: default slots1 every none cap0 cap1 cap4 win8 protov1), ucx_perftest
+# with UCX's defaults and with protocols v1; then the path each row recorded
+# and the verdict.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M")
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -16,9 +18,10 @@ stamp "built against $(cat "$build/ucx-root.txt")"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
 bytes() { numfmt --from=iec "$1"; }
-gdr() {  # NAME ARGS...
-  local name=$1; shift
-  timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "$bin" run -T ucx -m cuda \
+gdr() {  # NAME ARGS...   (GDR_UCX_CUDA_MAX_SENDS and UCX_PROTO_ENABLE pass through when set)
+  local name=$1 x=(); shift
+  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
+  timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "${x[@]}" "$bin" run -T ucx -m cuda \
     --path direct -t bw "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
   echo "$name rc=$?"
 }
@@ -29,21 +32,25 @@ ptest() {  # NAME SIZE
   kill $s 2>/dev/null; wait $s 2>/dev/null
 }
 sizes=${SIZES:-"1M 4M 16M 64M"}
-variants=(default slots1 every none)
-args_of() { case $1 in default) ;; slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;; esac; }
-gdr_round() { for v in "${variants[@]}"; do gdr "r$1_$v" -b 1M -e 64M -f 4 $(args_of $v); done; }
-pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; done; }
+read -ra variants <<<"${VARIANTS:-default slots1 every none}"
+args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
+  win8) echo --window 8 ;; esac; }
+env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
+  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
+lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
+gdr_round() { for v in "${variants[@]}"; do (export $(env_of $v); gdr "r$1_$v" -b "$lo" -e "$hi" -f 4 $(args_of $v)); done; }
+pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; UCX_PROTO_ENABLE=n ptest "r$1_ptv1_$s" "$s"; done; }
 for r in $(seq 1 "${ROUNDS:-2}"); do
   if (( r % 2 )); then gdr_round $r; pt_round $r; else pt_round $r; gdr_round $r; fi
   stamp "round $r"
 done
 # The MPI transport over the same UCX, with the host copies that can rule staging out.
-timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
-  -m cuda --path direct -t bw -b 1M -e 64M -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
+[ "${MPI:-1}" = 1 ] && timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
+  -m cuda --path direct -t bw -b "$lo" -e "$hi" -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
   --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1; echo "mpi rc=$?"
-/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" <<'PY'
+/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" <<'PY'
 import json, sys, os, statistics
-out, sizes, rounds = sys.argv[1], sys.argv[2].split(), int(sys.argv[3])
+out, sizes, rounds, variants = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4].split()
 mib = 1 << 20
 def b(s): return int(s[:-1]) * mib
 def perftest(p):
@@ -60,10 +67,11 @@ for s in sizes:
     pt = [perftest(f"{out}/r{r}_pt_{s}.txt") for r in range(1, rounds + 1)]
     row = f"{s:>4} tag_bw {pt}"
     ptm = statistics.median([x for x in pt if x]) if any(pt) else None
-    for v in ("default", "slots1", "every", "none"):
+    for v in ["ptv1"] + variants:
         xs = []
         for r in range(1, rounds + 1):
-            try: xs.append(gdr(f"{out}/r{r}_{v}.jsonl", b(s))["algbw_gbps"])
+            try: xs.append(perftest(f"{out}/r{r}_pt_{s}.txt".replace("_pt_", "_ptv1_")) if v == "ptv1"
+                           else gdr(f"{out}/r{r}_{v}.jsonl", b(s))["algbw_gbps"])
             except Exception: xs.append(None)
         m = statistics.median([x for x in xs if x]) if any(xs) else None
         row += f" | {v} {[round(x) if x else x for x in xs]} {m / ptm if m and ptm else '-':.3}" if m and ptm else f" | {v} {xs}"

@@ -338,6 +338,40 @@ TEST(UcxPath, DeviceSendsFromProtocolsV2) {
   EXPECT_NE(odd.unknown.find("'rendezvous something new'"), std::string::npos) << odd.unknown;
 }
 
+// UCX 1.22's printout: a protocol table per memory type, filled as sizes are used.
+TEST(UcxPath, ProtocolTableOfProtocolsV2) {
+  const char* text = R"(#
+# +--------------+-------------------------------------------+-------------+
+# | ucp_context_0 intra-node cfg#0                                         |
+# | tagged message by ucp_tag_send*(fast-completion) from host memory      |
+# +--------------+-------------------------------------------+-------------+
+# |        0..92 | eager short                               | sysv/memory |
+# |    256K..inf | (?) rendezvous zero-copy read from remote | cma/memory  |
+# +-----------+-------------------------------------------+-------------+
+# | ucp_context_0 intra-node cfg#0                                      |
+# | tagged message by ucp_tag_send* from host memory                    |
+# +-----------+-------------------------------------------+-------------+
+# |   Range   |                Description                |   Config    |
+# +-----------+-------------------------------------------+-------------+
+# |     0..92 | eager short                               | sysv/memory |
+# |  93..5028 | eager copy-in copy-out                    | sysv/memory |
+# | 5029..inf | (?) rendezvous zero-copy read from remote | cma/memory  |
+# +-----------+-------------------------------------------+-------------+
+)";
+  auto big = gdr::ucx::proto_table_row(text, "host", 1 << 20);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(big->desc, "rendezvous zero-copy read from remote");
+  EXPECT_EQ(big->lanes.at(0).name(), "cma/memory");
+  auto mid = gdr::ucx::proto_table_row(text, "host", 4096);  // not the fast-completion table's row
+  ASSERT_TRUE(mid.has_value());
+  EXPECT_EQ(mid->desc, "eager copy-in copy-out");
+  EXPECT_FALSE(gdr::ucx::proto_table_row(text, "cuda", 4096).has_value());
+  // A memory named in several words still parses.
+  auto cuda = gdr::ucx::parse_send_info("{proto} tag_send from cuda GPU0 memory length 64 eager short sysv/memory");
+  ASSERT_TRUE(cuda.has_value());
+  EXPECT_EQ(cuda->mem, "cuda GPU0");
+}
+
 // UCX 1.22 prints no tag_send ranges: without a queried send the path is unknown.
 TEST(UcxPath, NoRangeIsUnknown) {
   auto info = gdr::ucx::parse_ep_info("#                 lane[0]:  3:sysv/memory.0 md[2]           -> "

@@ -25,8 +25,9 @@ class SendInfo {
     l = {mem, len};
     return table_.size() < kMaxEntries && !table_.count({peer, mem, len});
   }
+  // `info`: UCX's text, or "!" and why there is none.
   void note(int peer, int mem, std::size_t len, const std::string& info) {
-    if (!info.empty()) table_[{peer, mem, len}] = &*texts_.insert(info).first;
+    table_[{peer, mem, len}] = &*texts_.insert(info).first;
   }
   // The entry of exactly `len`, else of the largest shorter length to that
   // peer and memory type; null when none.

@@ -108,7 +108,7 @@ EpInfo parse_ep_info(std::string_view text) {
   return info;
 }
 
-EpInfo ep_info_of(ucp_ep_h ep) {
+std::string ep_print(ucp_ep_h ep) {
   char* text = nullptr;
   std::size_t size = 0;
   std::string all;
@@ -118,8 +118,10 @@ EpInfo ep_info_of(ucp_ep_h ep) {
     all.assign(text, size);
     std::free(text);
   }
-  return parse_ep_info(all);
+  return all;
 }
+
+EpInfo ep_info_of(ucp_ep_h ep) { return parse_ep_info(ep_print(ep)); }
 
 std::string lane_names(const EpInfo& info) {
   std::string out;
@@ -218,13 +220,15 @@ bool has(const std::string& s, const char* w) { return s.find(w) != std::string:
 std::optional<SendProto> parse_send_info(std::string_view text) {
   std::vector<std::string> w = words(text);
   // "... tag_send from <mem> memory length <n> <description...> <tl/dev>... <x> MB/s <y> us"
+  // The memory may take several words ("cuda-managed", "cuda GPU0"): up to "memory".
   auto at = std::find(w.begin(), w.end(), "tag_send");
-  if (at == w.end() || w.end() - at < 7 || at[1] != "from" || at[3] != "memory" || at[4] != "length")
-    return std::nullopt;
+  if (at == w.end() || w.end() - at < 7 || at[1] != "from") return std::nullopt;
+  auto mem_end = std::find(at + 2, w.end(), "memory");
+  if (mem_end == w.end() || w.end() - mem_end < 4 || mem_end[1] != "length") return std::nullopt;
   SendProto s;
-  s.mem = at[2];
-  s.bytes = std::strtoull(at[5].c_str(), nullptr, 10);
-  for (auto it = at + 6; it != w.end(); ++it) {
+  for (auto it = at + 2; it != mem_end; ++it) s.mem += (s.mem.empty() ? "" : " ") + *it;
+  s.bytes = std::strtoull(mem_end[2].c_str(), nullptr, 10);
+  for (auto it = mem_end + 3; it != w.end(); ++it) {
     const std::string& t = *it;
     if (t == "MB/s" || t == "us" || std::isdigit(static_cast<unsigned char>(t[0]))) continue;
     if (t.find('/') == std::string::npos) {
@@ -242,6 +246,58 @@ std::optional<SendProto> parse_send_info(std::string_view text) {
   }
   if (s.desc.empty() || s.lanes.empty()) return std::nullopt;
   return s;
+}
+
+namespace {
+
+// "256K" -> 262144; "inf" -> SIZE_MAX.
+std::size_t table_size(std::string t) {
+  if (t == "inf") return SIZE_MAX;
+  std::size_t mult = 1;
+  if (!t.empty() && std::string("KMG").find(t.back()) != std::string::npos) {
+    mult = t.back() == 'K' ? 1ull << 10 : t.back() == 'M' ? 1ull << 20 : 1ull << 30;
+    t.pop_back();
+  }
+  return std::strtoull(t.c_str(), nullptr, 10) * mult;
+}
+
+// The cells of one "| a | b | c |" line, trimmed.
+std::vector<std::string> cells(std::string_view line) {
+  std::vector<std::string> out;
+  std::size_t a = line.find('|');
+  while (a != std::string_view::npos) {
+    std::size_t b = line.find('|', a + 1);
+    if (b == std::string_view::npos) break;
+    std::string c(line.substr(a + 1, b - a - 1));
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    out.push_back(c);
+    a = b;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<SendProto> proto_table_row(std::string_view text, const std::string& mem, std::size_t bytes) {
+  const std::string title = "tagged message by ucp_tag_send* from " + mem + " memory";
+  bool in = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    std::vector<std::string> c = cells(line);
+    if (c.size() == 1) in = c[0] == title || (in && c[0].rfind("tagged message", 0) != 0);
+    if (!in || c.size() != 3 || c[0].find("..") == std::string::npos) continue;
+    std::size_t dots = c[0].find("..");
+    std::size_t from = table_size(c[0].substr(0, dots)), to = table_size(c[0].substr(dots + 2));
+    if (bytes < from || bytes > to) continue;
+    std::string desc = c[1].rfind("(?) ", 0) == 0 ? c[1].substr(4) : c[1];
+    return parse_send_info(fmt::format("tag_send from {} memory length {} {} {}", mem, bytes, desc, c[2]));
+  }
+  return std::nullopt;
 }
 
 PathTaken path_from_send(const SendProto& s, bool device,

@@ -74,6 +74,14 @@ struct SendProto {
 // The info string parsed; nullopt when it is not in the v2 form (UCX 1.13's
 // "flags:0x4001 send length 8 ???() lane[0]: ...").
 std::optional<SendProto> parse_send_info(std::string_view text);
+// The row covering `bytes` of the protocol table that UCX >= 1.15 prints in
+// ucp_ep_print_info for "tagged message by ucp_tag_send* from <mem> memory",
+// e.g. "|    256K..inf | (?) rendezvous zero-copy read from remote | cma/memory |";
+// nullopt when the table or the row is not there (UCX fills it as sizes are used).
+std::optional<SendProto> proto_table_row(std::string_view print_info, const std::string& mem, std::size_t bytes);
+// ucp_ep_print_info of `ep` as text.
+std::string ep_print(ucp_ep_h ep);
+
 // What moved that send: eager or rendezvous, zero-copy or through a host
 // buffer, over which transports. Device memory is direct only when the
 // protocol is zero-copy on both sides and every transport reaches CUDA memory;

@@ -246,14 +246,17 @@ void UcxTransport::check(const Slot& s, const Request& req) const {
 
 // --- metadata -----------------------------------------------------------
 
-// ucp_request_query's description of a request in flight ("" when none).
+// ucp_request_query's description of a request in flight; on failure "!"
+// and UCX's reason, kept so that a path left unknown can say why.
 std::string UcxTransport::request_info(void* req) {
   char text[512] = {};
   ucp_request_attr_t a{};
   a.field_mask = UCP_REQUEST_ATTR_FIELD_INFO_STRING | UCP_REQUEST_ATTR_FIELD_INFO_STRING_SIZE;
   a.debug_string = text;
   a.debug_string_size = sizeof text;
-  return ucp_request_query(req, &a) == UCS_OK ? std::string(text) : std::string();
+  ucs_status_t st = ucp_request_query(req, &a);
+  if (st != UCS_OK) return fmt::format("!ucp_request_query: {}", ucs_status_string(st));
+  return text[0] ? std::string(text) : std::string("!ucp_request_query: an empty info string");
 }
 
 // ucp_ep_print_info of the endpoint to `peer`, parsed once.
@@ -297,7 +300,19 @@ PathTaken UcxTransport::path_taken(MemKind mem, std::size_t bytes, int peer) con
   if (!said) return {};
   if (std::optional<ucx::SendProto> s = ucx::parse_send_info(*said))
     return ucx::path_from_send(*s, device, ucx::md_reaches_cuda);
-  return ucx::path_for(ep_info(peer), device, bytes, ucx::md_reaches_cuda);
+  // UCX 1.13 (protocols v1): the printout's tag_send ranges.
+  PathTaken p = ucx::path_for(ep_info(peer), device, bytes, ucx::md_reaches_cuda);
+  if (p.unknown.empty()) return p;
+  // Protocols v2 whose request said nothing: the printout's protocol table,
+  // printed now (UCX fills it as sizes are used).
+  const std::string text = ucx::ep_print(peers_[peer].ep);
+  if (auto row = ucx::proto_table_row(text, device ? "cuda" : "host", bytes)) {
+    PathTaken t = ucx::path_from_send(*row, device, ucx::md_reaches_cuda);
+    t.how += fmt::format(" (from ucp_ep_print_info's protocol table; the request query said '{}')", *said);
+    return t;
+  }
+  p.unknown += fmt::format("; the request query said '{}'", (*said)[0] == '!' ? said->substr(1) : *said);
+  return p;
 }
 
 std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const {
