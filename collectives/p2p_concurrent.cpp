@@ -113,8 +113,9 @@ class Concurrent final : public Test {
     acks_ = std::max(1, max_out(pattern_, test_, n_, me));
     send_ = UniqueBuffer(&env.mem, region_);
     recv_ = UniqueBuffer(&env.mem, region_ * regions_);
-    ack_send_ = UniqueBuffer(&env.mem, kAckBytes);
-    ack_recv_ = UniqueBuffer(&env.mem, kAckBytes * acks_);
+    // Acknowledgements in host memory: no GPU work inside a timed window (p2p.cpp).
+    ack_send_ = UniqueBuffer(memory_ops(MemKind::host), kAckBytes);
+    ack_recv_ = UniqueBuffer(memory_ops(MemKind::host), kAckBytes * acks_);
     // Never time on zeros, even with --check 0.
     env.mem.fill_pattern(send_.data(), region_, pattern::seed(me, ~0ull, 0));
     env.mem.sync();
@@ -301,7 +302,7 @@ Footprint footprint(std::string_view test, std::string_view pattern, std::size_t
   const std::size_t region = region_bytes(max);
   const int regions = most_regions(kind_of(test), pattern, test, n, me);
   const int acks = std::max(1, max_out(pattern, test, n, me));
-  return Footprint{{region, region * regions, kAckBytes, kAckBytes * acks}, 0};
+  return Footprint{{region, region * regions}, kAckBytes + kAckBytes * acks};
 }
 
 }  // namespace gdr::patterns
