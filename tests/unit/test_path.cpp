@@ -311,6 +311,16 @@ TEST(UcxPath, ParsesSendInfoOfProtocolsV2) {
 
 TEST(UcxPath, DeviceSendsFromProtocolsV2) {
   using gdr::ucx::parse_send_info, gdr::ucx::path_from_send;
+  // As UCX 1.22 said it on the H200 (two ranks on one GPU).
+  auto h200 = parse_send_info("{proto|init|rk_use} tag_send from cuda/GPU0 length 4194304 rendezvous zero-copy "
+                              "flushed write to remote cuda_ipc/cuda 239360.4 MB/s 16.71 us");
+  ASSERT_TRUE(h200.has_value());
+  EXPECT_EQ(h200->mem, "cuda/GPU0");
+  EXPECT_EQ(h200->bytes, 4194304u);
+  auto write = path_from_send(*h200, true, by_name);
+  EXPECT_FALSE(write.via_host);
+  EXPECT_TRUE(write.unknown.empty()) << write.unknown;
+  EXPECT_EQ(write.how, "ucx rendezvous zero-copy flushed write to remote over cuda_ipc/cuda");
   // Zero-copy over cuda_ipc: direct, bounded by a device copy.
   auto ipc = path_from_send(*parse_send_info("{proto|init|rk_use} tag_send from cuda memory length 1048576 "
                                              "rendezvous zero-copy read from remote cuda_ipc/cuda 1.0 MB/s 1 us"),

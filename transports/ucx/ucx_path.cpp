@@ -220,15 +220,16 @@ bool has(const std::string& s, const char* w) { return s.find(w) != std::string:
 std::optional<SendProto> parse_send_info(std::string_view text) {
   std::vector<std::string> w = words(text);
   // "... tag_send from <mem> memory length <n> <description...> <tl/dev>... <x> MB/s <y> us"
-  // The memory may take several words ("cuda-managed", "cuda GPU0"): up to "memory".
+  // The memory is named up to "length": "host memory", "cuda/GPU0" (1.22 on an H200).
   auto at = std::find(w.begin(), w.end(), "tag_send");
-  if (at == w.end() || w.end() - at < 7 || at[1] != "from") return std::nullopt;
-  auto mem_end = std::find(at + 2, w.end(), "memory");
-  if (mem_end == w.end() || w.end() - mem_end < 4 || mem_end[1] != "length") return std::nullopt;
+  if (at == w.end() || w.end() - at < 6 || at[1] != "from") return std::nullopt;
+  auto len = std::find(at + 2, w.end(), "length");
+  if (len == at + 2 || w.end() - len < 3) return std::nullopt;
   SendProto s;
-  for (auto it = at + 2; it != mem_end; ++it) s.mem += (s.mem.empty() ? "" : " ") + *it;
-  s.bytes = std::strtoull(mem_end[2].c_str(), nullptr, 10);
-  for (auto it = mem_end + 3; it != w.end(); ++it) {
+  for (auto it = at + 2; it != len; ++it)
+    if (*it != "memory") s.mem += (s.mem.empty() ? "" : " ") + *it;
+  s.bytes = std::strtoull(len[1].c_str(), nullptr, 10);
+  for (auto it = len + 2; it != w.end(); ++it) {
     const std::string& t = *it;
     if (t == "MB/s" || t == "us" || std::isdigit(static_cast<unsigned char>(t[0]))) continue;
     if (t.find('/') == std::string::npos) {
