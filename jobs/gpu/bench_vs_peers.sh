@@ -124,14 +124,15 @@ cpu_half() {
 }
 
 gdr_p2p_round() {  # DIR: gdrbench's rows of one round
-  gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference copy-d2d -b 1M -e "$gmax" \
+  gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t $gtests --reference copy-d2d -b 1M -e "$gmax" \
     -f "$gstep"
   gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
   # Open MPI's own use of the same UCX (pml ucx needs UCP >= 1.15), with the host
   # copies that let a device row's speed rule staging out; and host bw at 64 MiB.
   if [ "$mpi_rows" = 1 ]; then
-    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t latency,bw -b 8 -e "$gmax" -f "$gstep" \
+    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw -b 1M -e "$gmax" -f "$gstep" \
       --reference copy-d2h,copy-h2d,copy-d2d
+    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
   fi
   gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
 }
@@ -166,17 +167,18 @@ gpu_variant() {
 
 gpu_build() {  # device_build.sh says which CUDA UCX (with bin/ucx_perftest) it built against
   OUT=${OUT:-/tmp/gdr-out}; mkdir -p "$OUT"
+  gbuild=${GDR_BUILD:-$root/build-device}
   if [ -z "$dry" ] && [ -z "${GDRBENCH:-}" ]; then
-    timeout 300 "$root/jobs/gpu/device_build.sh" "$root/build-device" || { echo "build failed"; return 1; }
+    timeout 300 "$root/jobs/gpu/device_build.sh" "$gbuild" || { echo "build failed"; return 1; }
     stamp "built"
   fi
-  [ -n "${GDRBENCH:-}" ] || . "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
-  bin=${GDRBENCH:-$root/build-device/gdrbench} perftest=${UCX_PERFTEST:-${ucx_bin:-/tmp/ucx/bin}/ucx_perftest}
+  [ -n "${GDRBENCH:-}" ] || . "$root/jobs/gpu/ucx_env.sh" "$gbuild"
+  bin=${GDRBENCH:-$gbuild/gdrbench} perftest=${UCX_PERFTEST:-${ucx_bin:-/tmp/ucx/bin}/ucx_perftest}
 }
 
 gpu_sizes() {
   ngpu=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
-  gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} nrounds=${ROUNDS:-3}
+  gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} nrounds=${ROUNDS:-3} gtests=${GDR_TESTS:-latency,bw,bibw}
   gsizes=$(sweep 1048576 "$gmax" "$gstep")
   # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
   local v; v=$("$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# Version \([0-9]*\.[0-9]*\).*/\1/p' | head -1)
@@ -202,11 +204,13 @@ gpu_half() {
   [ -n "$dry" ] && return 0
   "$py" "$table" gpu "$work"/no-mps $( [ -d "$work/mps" ] && echo "$work/mps") \
     --sizes $gsizes --lat-sizes 8 >"$work/table.txt" 2>&1
-  echo "peers_table: exit $? (1: some output missing, see problem lines)" >>"$work/table.txt"
+  local rc=$?
+  echo "peers_table: exit $rc (1: a gate target missed, a device row without path or %peak, or some output missing)" >>"$work/table.txt"
   tar -C "$(dirname "$work")" -czf "$OUT/bench_vs_peers.tgz" "$(basename "$work")"
   cp "$work/table.txt" "$OUT/summary.txt"
   stamp "details: \$OUT/bench_vs_peers.tgz; table: \$OUT/summary.txt"
   cat "$work/table.txt"
+  return $rc
 }
 
 case $mode in

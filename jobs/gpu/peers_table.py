@@ -8,7 +8,9 @@ MPI_Allreduce, NCCL and the copy engines, in one job).
                                                   targets (PASS/FAIL); exit 1 if data is missing
   peers_table.py selftest
 
-A DIR holds gdr_p2p.jsonl (latency,bw[,bibw] and copy-d2d rows), gdr_lat8.jsonl (the small
+A DIR (or its rounds r1, r2, ...) holds gdr_p2p.jsonl (latency,bw[,bibw] and copy-d2d rows),
+gdr_mpi.jsonl and gdr_mpi_lat8.jsonl (-T mpi over the same UCX), gdr_host.jsonl (host bw at
+64 MiB, beside ucxpt_host_tag_bw_67108864.txt), gdr_lat8.jsonl (the small
 latency sizes), gdr_allreduce.jsonl (cpu), gdr_nccl.jsonl (gpu, 2 GPUs), and
 ucxpt_<tag_bw|tag_lat>_<bytes>.txt, ucx_perftest's client output.
 
@@ -137,7 +139,7 @@ class Problems(list):
 
 def wrong_rows(d):
     out = []
-    for name in ("gdr_p2p", "gdr_lat8", "gdr_allreduce", "gdr_nccl"):
+    for name in ("gdr_p2p", "gdr_lat8", "gdr_allreduce", "gdr_nccl", "gdr_mpi", "gdr_mpi_lat8", "gdr_host"):
         for r in load_jsonl(os.path.join(d, name + ".jsonl")):
             if r["wrong"]:
                 ref = " (reference row)" if r["reference"] else ""
@@ -323,7 +325,7 @@ def gate_more(d, name, big, res, target):
         lat = res.get(8, {})
         ok &= target("8 B latency: tag_lat >= 1/1.05 x ucx", [(8, ratio(lat.get("pt_lat"), lat.get("lat")), 1 / 1.05)])
         if os.path.exists(os.path.join(first, "gdr_mpi.jsonl")):
-            m = round_rates(d, "gdr_mpi", "latency", 8, "mpi")
+            m = round_rates(d, "gdr_mpi_lat8", "latency", 8, "mpi")
             ok &= target("8 B latency: tag_lat >= 1/1.05 x mpi", [(8, ratio(lat.get("pt_lat"), m), 1 / 1.05)])
     return ok
 
