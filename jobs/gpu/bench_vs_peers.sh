@@ -181,7 +181,7 @@ gpu_sizes() {
   gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} nrounds=${ROUNDS:-3} gtests=${GDR_TESTS:-latency,bw,bibw}
   gsizes=$(sweep 1048576 "$gmax" "$gstep")
   # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
-  local v; v=$("$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# Version \([0-9]*\.[0-9]*\).*/\1/p' | head -1)
+  local v; v=$("$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# \(Library version:\|Version\) \([0-9]*\.[0-9]*\).*/\2/p' | head -1)
   mpi_rows=${MPI_ROWS:-$(awk -v v="${v:-0}" 'BEGIN { split(v, a, "."); print (a[1] > 1 || a[2] >= 15) ? 1 : 0 }')}
 }
 
