@@ -16,6 +16,16 @@ file(MAKE_DIRECTORY ${CMAKE_BINARY_DIR}/share/gdrbench)
 file(CREATE_LINK ${CMAKE_SOURCE_DIR}/results/gdranalysis
      ${CMAKE_BINARY_DIR}/share/gdrbench/gdranalysis SYMBOLIC)
 
+# The analysis package (pip: results/gdranalysis/pyproject.toml) carries
+# gdrbench's version: refuse to configure when the two drift apart.
+file(STRINGS ${CMAKE_SOURCE_DIR}/results/gdranalysis/__init__.py _gdr_py_version
+     REGEX "^__version__ = ")
+string(REGEX REPLACE "^__version__ = \"([^\"]*)\".*" "\\1" _gdr_py_version "${_gdr_py_version}")
+if(NOT _gdr_py_version STREQUAL PROJECT_VERSION)
+  message(FATAL_ERROR "results/gdranalysis/__init__.py says __version__ = \"${_gdr_py_version}\", "
+                      "CMakeLists.txt project() says ${PROJECT_VERSION}: make them equal")
+endif()
+
 install(TARGETS gdrbench RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY results/gdranalysis DESTINATION ${CMAKE_INSTALL_DATADIR}/gdrbench
         PATTERN __pycache__ EXCLUDE PATTERN "*.pyc" EXCLUDE)

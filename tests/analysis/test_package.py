@@ -1,0 +1,121 @@
+"""gdranalysis as a pip package (results/gdranalysis/pyproject.toml, docs/python-api.md):
+pip installs it into a fresh virtual environment, and its API, used from
+outside the source tree on a real run, agrees with `gdrbench compare` and
+`gdrbench suspects` (the CLI) on the same files."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+from gdrtest import PYTHON, REPO, RESULTS, TempDirCase, analysis, copy, make_run, scale_case
+
+# Runs inside the venv, from a folder outside the repository, without PYTHONPATH.
+PROBE = r"""
+import json, sys
+import gdranalysis
+from gdranalysis import load_run
+run_path, slow_path = sys.argv[1:3]
+r = load_run(run_path)
+s = load_run(slow_path)
+cmp = r.compare(slow_path)
+print(json.dumps({
+    "file": gdranalysis.__file__, "version": gdranalysis.__version__,
+    "ncases": len(r.cases), "columns": list(r.cases.columns),
+    "busbw": r.cases["busbw_gbps"].tolist(), "wrong": int(r.cases["wrong"].sum()),
+    "iter_rows": len(r.iterations), "iter_sum": float(r.iterations["time_s"].sum()),
+    "links": len(r.links()), "complete": r.complete,
+    "verdicts": {c.base_case: c.verdict for c in cmp.cases},
+    "ratios": {c.base_case: c.ratio for c in cmp.cases},
+    "suspects": [x.what for x in s.suspects().suspects],
+}))
+"""
+
+
+def cmake_version():
+    with open(os.path.join(REPO, "CMakeLists.txt")) as f:
+        return re.search(r"project\(gdrbench VERSION ([0-9.]+)", f.read()).group(1)
+
+
+class PipPackage(TempDirCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.run = make_run(os.path.join(cls.tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
+                           "-n", "6", "-w", "1", "--window", "4", "--pattern", "rounds", np=4)
+        cls.slow = copy(cls.run, os.path.join(cls.tmp, "slow.h5"))
+        with h5py.File(cls.slow, "r+") as f:
+            # Quiet times, then every flow that involves rank 1 four times as long: a suspect to find.
+            rng = np.random.default_rng(3)
+            for g in f["cases"].values():
+                t = g["times"][()]
+                t = np.where(np.isfinite(t), 1e-5 * (1 + 0.03 * rng.random(t.shape)), np.nan)
+                ends = sorted({r for fl in g["flows"][()].tolist() if 1 in fl for r in fl})
+                t[ends] *= 4
+                g["times"][...] = t
+            del f["links"]
+        # pip builds in place: install from a copy so the source tree stays clean.
+        src = shutil.copytree(os.path.join(RESULTS, "gdranalysis"), os.path.join(cls.tmp, "src"),
+                              ignore=shutil.ignore_patterns("__pycache__"))
+        cls.venv = os.path.join(cls.tmp, "venv")
+        subprocess.run([PYTHON, "-m", "venv", "--system-site-packages", cls.venv], check=True, timeout=120)
+        cls.vpy = os.path.join(cls.venv, "bin", "python")
+        # --no-deps: h5py, numpy, pandas, scipy and matplotlib are Debian's (jobs/deps/debian-analysis.txt).
+        r = subprocess.run([cls.vpy, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "-q", src],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        if r.returncode != 0:
+            raise AssertionError(f"pip install failed:\n{r.stdout[-3000:]}")
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+        p = subprocess.run([cls.vpy, "-c", PROBE, cls.run, cls.slow], cwd=cls.tmp, env=env, text=True,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
+        if p.returncode != 0:
+            raise AssertionError(f"API probe failed:\n{p.stderr[-3000:]}")
+        cls.api = json.loads(p.stdout)
+
+    def test_installed_copy_is_used_and_version_is_gdrbench(self):
+        self.assertIn(os.path.join(self.venv, "lib"), self.api["file"])
+        self.assertEqual(self.api["version"], cmake_version())
+        r = subprocess.run([os.path.join(self.venv, "bin", "gdranalysis"), "--analysis-version"],
+                           stdout=subprocess.PIPE, text=True, timeout=60)
+        self.assertEqual(r.stdout.strip(), f"gdranalysis {cmake_version()}")
+
+    def test_cases_and_iterations_match_the_file(self):
+        with h5py.File(self.run) as f:
+            names = sorted(f["cases"])
+            total = sum(float(np.nansum(f[f"cases/{n}/times"][()])) for n in names)
+            cells = sum(int(np.isfinite(f[f"cases/{n}/times"][()]).sum()) for n in names)
+            wrong = sum(int(f[f"cases/{n}"].attrs["wrong"]) for n in names)
+        self.assertEqual(self.api["ncases"], len(names))
+        self.assertEqual(self.api["iter_rows"], cells)
+        self.assertAlmostEqual(self.api["iter_sum"], total, places=9)
+        self.assertEqual(self.api["wrong"], wrong)
+        self.assertTrue(self.api["complete"])
+        for col in ("test", "transport", "mem", "path", "bytes", "median_us", "busbw_gbps", "pct_peak", "wrong"):
+            self.assertIn(col, self.api["columns"])
+        self.assertTrue(all(b > 0 for b in self.api["busbw"]), self.api["busbw"])
+        self.assertGreater(self.api["links"], 0)
+
+    def test_compare_agrees_with_cli(self):
+        r = analysis("compare", self.run, self.slow, "--json")
+        self.assertIn(r.returncode, (0, 1), r.stderr)
+        cli = json.loads(r.stdout)
+        self.assertEqual({c["base_case"]: c["verdict"] for c in cli["cases"]}, self.api["verdicts"])
+        for c in cli["cases"]:
+            self.assertAlmostEqual(c["ratio"], self.api["ratios"][c["base_case"]], places=12)
+
+    def test_suspects_agree_with_cli(self):
+        r = analysis("suspects", self.slow, "--json")
+        self.assertEqual(r.returncode, 1, r.stdout + r.stderr)
+        cli = [s["what"] for s in json.loads(r.stdout)["suspects"]]
+        self.assertIn("rank 1", cli)
+        self.assertEqual(cli, self.api["suspects"])
+
+
+if __name__ == "__main__":
+    import unittest
+    unittest.main()
