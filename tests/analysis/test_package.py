@@ -13,7 +13,7 @@ import sys
 import h5py
 import numpy as np
 
-from gdrtest import PYTHON, REPO, RESULTS, TempDirCase, analysis, copy, make_run, scale_case
+from gdrtest import PYTHON, REPO, RESULTS, TempDirCase, analysis, make_run, quiet_with_slow_rank
 
 # Runs inside the venv, from a folder outside the repository, without PYTHONPATH.
 PROBE = r"""
@@ -46,19 +46,9 @@ class PipPackage(TempDirCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.run = make_run(os.path.join(cls.tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
+        cls.h5 = make_run(os.path.join(cls.tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
                            "-n", "6", "-w", "1", "--window", "4", "--pattern", "rounds", np=4)
-        cls.slow = copy(cls.run, os.path.join(cls.tmp, "slow.h5"))
-        with h5py.File(cls.slow, "r+") as f:
-            # Quiet times, then every flow that involves rank 1 four times as long: a suspect to find.
-            rng = np.random.default_rng(3)
-            for g in f["cases"].values():
-                t = g["times"][()]
-                t = np.where(np.isfinite(t), 1e-5 * (1 + 0.03 * rng.random(t.shape)), np.nan)
-                ends = sorted({r for fl in g["flows"][()].tolist() if 1 in fl for r in fl})
-                t[ends] *= 4
-                g["times"][...] = t
-            del f["links"]
+        cls.slow = quiet_with_slow_rank(cls.h5, os.path.join(cls.tmp, "slow.h5"), rank=1)
         # pip builds in place: install from a copy so the source tree stays clean.
         src = shutil.copytree(os.path.join(RESULTS, "gdranalysis"), os.path.join(cls.tmp, "src"),
                               ignore=shutil.ignore_patterns("__pycache__"))
@@ -71,7 +61,7 @@ class PipPackage(TempDirCase):
         if r.returncode != 0:
             raise AssertionError(f"pip install failed:\n{r.stdout[-3000:]}")
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        p = subprocess.run([cls.vpy, "-c", PROBE, cls.run, cls.slow], cwd=cls.tmp, env=env, text=True,
+        p = subprocess.run([cls.vpy, "-c", PROBE, cls.h5, cls.slow], cwd=cls.tmp, env=env, text=True,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
         if p.returncode != 0:
             raise AssertionError(f"API probe failed:\n{p.stderr[-3000:]}")
@@ -85,7 +75,7 @@ class PipPackage(TempDirCase):
         self.assertEqual(r.stdout.strip(), f"gdranalysis {cmake_version()}")
 
     def test_cases_and_iterations_match_the_file(self):
-        with h5py.File(self.run) as f:
+        with h5py.File(self.h5) as f:
             names = sorted(f["cases"])
             total = sum(float(np.nansum(f[f"cases/{n}/times"][()])) for n in names)
             cells = sum(int(np.isfinite(f[f"cases/{n}/times"][()]).sum()) for n in names)
@@ -101,7 +91,7 @@ class PipPackage(TempDirCase):
         self.assertGreater(self.api["links"], 0)
 
     def test_compare_agrees_with_cli(self):
-        r = analysis("compare", self.run, self.slow, "--json")
+        r = analysis("compare", self.h5, self.slow, "--json")
         self.assertIn(r.returncode, (0, 1), r.stderr)
         cli = json.loads(r.stdout)
         self.assertEqual({c["base_case"]: c["verdict"] for c in cli["cases"]}, self.api["verdicts"])
