@@ -106,6 +106,23 @@ class PipPackage(TempDirCase):
         self.assertEqual(cli, self.api["suspects"])
 
 
+    def test_docs_example_runs_and_its_numbers_hold(self):
+        with open(os.path.join(REPO, "docs", "python-api.md")) as f:
+            doc = f.read()
+        block = re.search(r"^```python\n(.*?)^```", doc, re.M | re.S).group(1)
+        ns = {}
+        cwd = os.getcwd()
+        os.chdir(REPO)  # the example names archived files relative to the checkout
+        try:
+            exec(compile(block, "docs/python-api.md", "exec"), ns)
+        finally:
+            os.chdir(cwd)
+        m = re.search(r"`run.cases` has (\d+) rows and `run.iterations` ([\d,]+) rows", doc)
+        self.assertEqual(len(ns["run"].cases), int(m.group(1)))
+        self.assertEqual(len(ns["run"].iterations), int(m.group(2).replace(",", "")))
+        self.assertEqual(len(ns["cmp"].cases), len(ns["base"].cases))
+
+
 if __name__ == "__main__":
     import unittest
     unittest.main()
