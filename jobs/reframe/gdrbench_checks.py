@@ -69,8 +69,9 @@ class GdrbenchCheck(rfm.RunOnlyRegressionTest):
         self.executable_opts = ['run', '-t', self.test, '-T', self.transport, '-m', self.mem, '--path', self.path,
                                 '-b', self.minbytes, '-e', self.maxbytes, '-f', str(self.stepfactor),
                                 '-n', self.iters, '--output', self.result, '--force']
-        # Rank 0's metrics of the file; runs even when gdrbench exits non-zero, so sanity can say why.
-        self.postrun_cmds = [f'{self.gdrbench} export --openmetrics {self.result} -o {self.metrics}']
+        # gdrbench's exit status, then the file's metrics, even after a failure, so sanity can say why.
+        self.postrun_cmds = ['echo "gdrbench_exit=$?"',
+                             f'{self.gdrbench} export --openmetrics {self.result} -o {self.metrics}']
         self.keep_files = [self.result, self.metrics]
 
     def _samples(self, name):
@@ -83,7 +84,9 @@ class GdrbenchCheck(rfm.RunOnlyRegressionTest):
         wrong = sn.sum(sn.extractall(r'^gdrbench_wrong_elements\{[^}]*\} (\d+)', prom, 1, int))
         return sn.all([sn.assert_eq(complete, 1, msg='result file not complete'),
                        sn.assert_eq(wrong, 0, msg='{0} wrong elements (expected {1})'),
-                       sn.assert_found(r'^gdrbench_busbw_bytes_per_second', prom)])
+                       sn.assert_found(r'^gdrbench_busbw_bytes_per_second', prom),
+                       sn.assert_eq(sn.extractsingle(r'^gdrbench_exit=(\d+)', self.stdout, 1, int), 0,
+                                    msg='gdrbench run exited {0}')])
 
     @run_before('performance')
     def set_perf_variables(self):

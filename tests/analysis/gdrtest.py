@@ -129,3 +129,11 @@ def quiet_with_slow_rank(src, dst, rank, factor=4.0, hosts=None, seed=3):
             del f["ranks/host"]
             f["ranks/host"] = [h.encode() for h in hosts]
     return dst
+
+
+def rounds_run_with_slow_rank(tmp, hosts=None):
+    """A real 4-rank latency,bw --pattern rounds run (1K-16K) in tmp/run.h5, and
+    tmp/slow.h5: its quiet copy with rank 1 slow (quiet_with_slow_rank)."""
+    run = make_run(os.path.join(tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
+                   "-n", "6", "-w", "1", "--window", "4", "--pattern", "rounds", np=4)
+    return run, quiet_with_slow_rank(run, os.path.join(tmp, "slow.h5"), rank=1, hosts=hosts)

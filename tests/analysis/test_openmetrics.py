@@ -12,7 +12,7 @@ import urllib.request
 
 import numpy as np
 
-from gdrtest import TempDirCase, analysis, gdrbench, make_run, mpi_env, quiet_with_slow_rank
+from gdrtest import TempDirCase, analysis, gdrbench, mpi_env, rounds_run_with_slow_rank
 
 from gdranalysis import openmetrics
 from gdranalysis.api import RunResult
@@ -45,9 +45,7 @@ class Export(TempDirCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.h5 = make_run(os.path.join(cls.tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
-                           "-n", "6", "-w", "1", "--window", "4", "--pattern", "rounds", np=4)
-        cls.slow = quiet_with_slow_rank(cls.h5, os.path.join(cls.tmp, "slow.h5"), rank=1, hosts=HOSTS)
+        cls.h5, cls.slow = rounds_run_with_slow_rank(cls.tmp, hosts=HOSTS)
         cls.dir = os.path.join(cls.tmp, "textfile")
         os.mkdir(cls.dir)
         cls.prom = os.path.join(cls.dir, "gdrbench.prom")

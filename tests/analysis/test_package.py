@@ -13,7 +13,7 @@ import sys
 import h5py
 import numpy as np
 
-from gdrtest import PYTHON, REPO, RESULTS, TempDirCase, analysis, make_run, quiet_with_slow_rank
+from gdrtest import PYTHON, REPO, RESULTS, TempDirCase, analysis, rounds_run_with_slow_rank
 
 # Runs inside the venv, from a folder outside the repository, without PYTHONPATH.
 PROBE = r"""
@@ -46,9 +46,7 @@ class PipPackage(TempDirCase):
     @classmethod
     def setUpClass(cls):
         super().setUpClass()
-        cls.h5 = make_run(os.path.join(cls.tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
-                           "-n", "6", "-w", "1", "--window", "4", "--pattern", "rounds", np=4)
-        cls.slow = quiet_with_slow_rank(cls.h5, os.path.join(cls.tmp, "slow.h5"), rank=1)
+        cls.h5, cls.slow = rounds_run_with_slow_rank(cls.tmp)
         # pip builds in place: install from a copy so the source tree stays clean.
         src = shutil.copytree(os.path.join(RESULTS, "gdranalysis"), os.path.join(cls.tmp, "src"),
                               ignore=shutil.ignore_patterns("__pycache__"))
