@@ -23,7 +23,7 @@ from gdranalysis import load_run
 run_path, slow_path = sys.argv[1:3]
 r = load_run(run_path)
 s = load_run(slow_path)
-cmp = r.compare(slow_path)
+cmp = r.compare(slow_path, n_resamples=999)
 print(json.dumps({
     "file": gdranalysis.__file__, "version": gdranalysis.__version__,
     "ncases": len(r.cases), "columns": list(r.cases.columns),
@@ -89,7 +89,7 @@ class PipPackage(TempDirCase):
         self.assertGreater(self.api["links"], 0)
 
     def test_compare_agrees_with_cli(self):
-        r = analysis("compare", self.h5, self.slow, "--json")
+        r = analysis("compare", self.h5, self.slow, "--json", "--resamples", "999")
         self.assertIn(r.returncode, (0, 1), r.stderr)
         cli = json.loads(r.stdout)
         self.assertEqual({c["base_case"]: c["verdict"] for c in cli["cases"]}, self.api["verdicts"])
