@@ -237,7 +237,7 @@ def build_parser() -> argparse.ArgumentParser:
     h.set_defaults(func=cmd_history)
     e = sub.add_parser("export", help="write a run as Prometheus metrics (node_exporter textfile collector)",
                        description="Write one run's results as Prometheus/OpenMetrics gauges: per sweep point "
-                       "busbw, latency, %%peak, wrong elements, direct/staged; per rank, host and suspect link the "
+                       "busbw, iteration time, %peak, wrong elements, direct/staged; per rank, host and suspect link the "
                        "suspect state (docs/prometheus.md says which series and how they stay bounded).")
     e.add_argument("--openmetrics", action="store_true", required=True,
                    help="the format (the only one so far): Prometheus text, textfile-collector ready")

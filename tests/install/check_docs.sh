@@ -28,8 +28,8 @@ for s in $subs; do grep -qx "   $s" <<< "$text" || fail "man page has no section
 if grep -q "generate-docs" <<< "$text"; then fail "man page shows the hidden generate-docs"; fi
 
 # complete WORDS...: the candidates bash offers for the last word (may be empty).
-complete_words() {
-  bash --norc --noprofile -c '
+complete_words() {  # with the gdrbench under test first on PATH (analysis flags come from its --help)
+  PATH=$(dirname "$(realpath "$gdr")"):$PATH bash --norc --noprofile -c '
     src=$1 comp=$2; shift 2
     [ -r "$src" ] && . "$src"
     . "$comp"
@@ -54,6 +54,8 @@ expect "gdrbench run -T mpi,u" mpi,ucx
 expect "gdrbench run --tr" --transport
 expect "gdrbench run -m " host cuda
 expect "gdrbench doctor --j" --json
+expect "gdrbench export --" --openmetrics --output
+expect "gdrbench compare --th" --threshold
 if complete_words gdrbench gen | grep -q generate-docs; then fail "completion offers the hidden generate-docs"; fi
 if [ "$prefix" = /usr ]; then  # the .deb: bash-completion finds the script by itself on first use
   bash --norc --noprofile -c '. /usr/share/bash-completion/bash_completion && _completion_loader gdrbench
