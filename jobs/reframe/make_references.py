@@ -31,7 +31,7 @@ def references(run, tolerance, scale):
     """{check key: {perf variable: [value, lower, upper, unit]}} for the run's pair/collective cases."""
     by_check = {}
     for (test, tr, ref, mem, path, dtype, size, pattern, ranks), p in sweep_points(run).items():
-        if ref or pattern not in ("pair", "link"):
+        if ref or pattern not in ("pair", "none"):  # the check runs one pair, or a collective
             continue
         by_check.setdefault((test, tr, mem), {}).setdefault(path, {})[size] = p
     out = {}

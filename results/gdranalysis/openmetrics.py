@@ -6,9 +6,9 @@ commit.
 
 The number of series is bounded whatever the run's size:
   per case    one series per metric and sweep point (test x transport x
-              reference x mem x path x dtype x size x pattern); cases of one
-              link at a time (pattern pair/rounds) are folded into their
-              sweep point (median over links, wrong summed), so
+              reference x mem x path x dtype x size x pattern); the cases of
+              each link or root (--pairs all, rounds, incast steps) are folded
+              into their sweep point (median over them, wrong summed), so
               `--pairs all` on N ranks gives sweep points, not N^2 series;
   per rank    at most MAX_RANK_SERIES (8192 = 1,024 hosts x 8 GPUs);
   per host    at most MAX_HOST_SERIES (1024);
@@ -30,7 +30,6 @@ from .schema import InputError
 MAX_RANK_SERIES = 8192
 MAX_HOST_SERIES = 1024
 MAX_LINK_SERIES = 1000
-LINK_PATTERNS = ("pair", "rounds")
 
 HELP = {
     "gdrbench_run_info": "the run: 1, with its version, commit, status and size as labels",
@@ -84,9 +83,13 @@ class _Writer:
 
 
 def sweep_key(c):
+    """A case's sweep point: its key less the link (src, dst) and the pattern's step, so the
+    cases of every link or root of one size fold into one point. `pattern` is the p2p
+    pattern (`pair`, `rounds`, `incast`...) or `none` for a collective."""
     a = c.attrs
+    pattern = c.pattern if ("pattern" in a or int(a["src"]) >= 0) else "none"
     return (a["test"], a["transport"], int(a["reference"]), a["mem"], a["path"], a["dtype"], int(a["bytes"]),
-            c.pattern if c.pattern not in LINK_PATTERNS else "link", int(a["ranks"]))
+            pattern, int(a["ranks"]))
 
 
 def sweep_points(run):

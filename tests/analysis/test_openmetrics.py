@@ -12,10 +12,10 @@ import urllib.request
 
 import numpy as np
 
-from gdrtest import TempDirCase, analysis, gdrbench, mpi_env, rounds_run_with_slow_rank
+from gdrtest import REPO, TempDirCase, analysis, gdrbench, mpi_env, rounds_run_with_slow_rank
 
 from gdranalysis import openmetrics
-from gdranalysis.api import RunResult
+from gdranalysis.api import RunResult, load_run
 from gdranalysis.schema import Case, Run
 from gdranalysis.suspects import Suspect
 
@@ -117,6 +117,24 @@ class Export(TempDirCase):
             r = analysis("export", *args)
             self.assertEqual(r.returncode, 2, f"{args}: {r.stderr}")
             self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
+class ArchivedGpuRun(TempDirCase):
+    """An archived H200 run (UCX, CUDA memory, direct and staged, with ceilings) exports
+    %peak and direct/staged, and promtool accepts it."""
+
+    def test_peak_and_direct_over_staged(self):
+        path = os.path.join(REPO, "results/archive/20261201T075334_vm_2r_h200-issue14-mps.h5")
+        text = openmetrics.render(load_run(path))
+        m = samples(text)
+        self.assertTrue(any(l["transport"] == "ucx" and l["reference"] == "0" for l, _ in m["gdrbench_peak_percent"]))
+        ratios = {(l["test"], l["size"]): v for l, v in m["gdrbench_direct_over_staged_ratio"] if l["transport"] == "ucx"}
+        self.assertIn(("bw", "4194304"), ratios)
+        self.assertTrue(all(v > 0 for v in ratios.values()))
+        self.assertEqual({l["pattern"] for l, _ in m["gdrbench_busbw_bytes_per_second"]}, {"pair"})
+        r = subprocess.run(["promtool", "check", "metrics"], input=text, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=60)
+        self.assertEqual((r.returncode, r.stdout.strip()), (0, ""))
 
 
 class Bounds(TempDirCase):
