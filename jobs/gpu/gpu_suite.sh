@@ -7,7 +7,7 @@
 #   gate UCX: jobs/gpu/bench_vs_peers.sh gpu built against that UCX (wheel: 1.22, tarball:
 #   1.13.1), 2 ranks on one GPU, without and with MPS, ROUNDS (3) ABBA rounds against
 #   ucx_perftest; exits 1 when a target of docs/gpu-gate.md is missed or a device row has
-#   no established path or no %peak. One gate takes about 8 minutes (the lent machine's
+#   no established path or no %peak. One gate takes 4-8 minutes (the lent machine's
 #   10-minute call limit: run `gate wheel` and `gate tarball` as two calls there).
 #   GDR_CHUNKS="256K 1M 4M"  staged chunk sizes to sweep (p2p bw, staged over mpi; measure)
 #   GDR_MAX=256M             largest p2p/allreduce size of the main sweep (measure)
