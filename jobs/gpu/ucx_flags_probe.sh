@@ -2,7 +2,7 @@
 # One device call: which of gdrbench's defaults cost `-T ucx` device bw
 # against `ucx_perftest tag_bw` of the same UCX (2 ranks on one GPU, no MPS),
 # in ABBA rounds, one variant of flags or UCX settings at a time (VARIANTS,
-# from: default slots1 every none cap0 cap1 cap4 win8 protov1), ucx_perftest
+# from: default slots1 every none cap0 cap1 cap4 win8 win256 win1024 protov1), ucx_perftest
 # with UCX's defaults and with protocols v1; then the path each row recorded
 # and the verdict.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M")
@@ -34,7 +34,7 @@ ptest() {  # NAME SIZE
 sizes=${SIZES:-"1M 4M 16M 64M"}
 read -ra variants <<<"${VARIANTS:-default slots1 every none}"
 args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
-  win8) echo --window 8 ;; esac; }
+  win8) echo --window 8 ;; win256) echo --window 256 ;; win1024) echo --window 1024 ;; esac; }
 env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
   cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
 lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
