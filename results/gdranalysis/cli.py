@@ -1,5 +1,5 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|validate> ...`,
-which is what `gdrbench compare|stragglers|suspects|report|history|validate ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|export|validate> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history|export|validate ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
@@ -66,11 +66,11 @@ def _warn(prog):
 # ---- subcommands ---------------------------------------------------------------
 
 def cmd_compare(a) -> int:
-    from .compare import compare_runs, format_table
-    from .schema import load_run
-    base, new = load_run(a.base), load_run(a.new)
-    cmp = compare_runs(base, new, threshold_pct=a.threshold, confidence=a.confidence,
-                       n_resamples=a.resamples, method=a.method, seed=a.seed, run_noise=a.run_noise)
+    from .api import load_run
+    from .compare import format_table
+    cmp = load_run(a.base).compare(load_run(a.new), threshold_pct=a.threshold, confidence=a.confidence,
+                                   n_resamples=a.resamples, method=a.method, seed=a.seed,
+                                   run_noise=a.run_noise)
     if a.json:
         dump_json(cmp.as_dict())
     else:
@@ -91,11 +91,9 @@ def cmd_stragglers(a) -> int:
 
 
 def cmd_suspects(a) -> int:
-    from .schema import load_run, parse_case_spec
-    from .suspects import analyze, format_table
-    run = load_run(a.run)
-    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, spec=parse_case_spec(a.case) if a.case else None,
-                  p0=a.p0, alpha=a.alpha)
+    from .api import load_run
+    from .suspects import format_table
+    rep = load_run(a.run).suspects(z=a.z, min_slowdown_pct=a.min_slowdown, case=a.case, p0=a.p0, alpha=a.alpha)
     if a.json:
         dump_json(rep.as_dict())
     else:
@@ -147,11 +145,19 @@ def cmd_history(a) -> int:
     return EXIT_OK
 
 
+def cmd_export(a) -> int:
+    from . import openmetrics
+    from .api import load_run
+    text = openmetrics.render(load_run(a.run))
+    openmetrics.write(text, a.output, sys.stdout)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,validate}",
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,export,validate}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -229,6 +235,17 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
+    e = sub.add_parser("export", help="write a run as Prometheus metrics (node_exporter textfile collector)",
+                       description="Write one run's results as Prometheus/OpenMetrics gauges: per sweep point "
+                       "busbw, iteration time, %peak, wrong elements, direct/staged; per rank, host and suspect link the "
+                       "suspect state (docs/prometheus.md says which series and how they stay bounded).")
+    e.add_argument("--openmetrics", action="store_true", required=True,
+                   help="the format (the only one so far): Prometheus text, textfile-collector ready")
+    e.add_argument("run", metavar="RUN.h5")
+    e.add_argument("-o", "--output", metavar="FILE",
+                   help="write FILE atomically (temporary file, then rename) instead of stdout; "
+                   "name it *.prom inside node_exporter's --collector.textfile.directory")
+    e.set_defaults(func=cmd_export)
 
     from .validate import add_parser as add_validate
     add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed; 2: bad input; "
