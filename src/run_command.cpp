@@ -20,6 +20,8 @@
 #include "version.h"
 #include "core/errors.h"
 #include "hdf5_sink.h"
+#include "output_lock.h"
+#include "shell_quote.h"
 #include "metadata.h"
 #include "core/mps.h"
 #include "transports/mpi/cuda_aware.h"
@@ -60,7 +62,9 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   m.ranks = boot.size();
   m.hosts = boot.hosts();
   m.local_ranks = boot.local_ranks();
-  m.environment = captured_environment(environ);
+  EnvCapture env = capture_environment(environ);
+  m.environment = std::move(env.vars);
+  m.facts.emplace_back("environment.left_out", env.left_out);
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(v, &len);
@@ -70,28 +74,48 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   return m;
 }
 
+// Rank 0's hold on the output names (src/output_lock.h), from before the
+// first check until finish() has closed the files.
+struct OutputLocks {
+  OutputLock output, json;
+};
+std::unique_ptr<OutputLocks> g_locks;
+// Disk kept free beside the HDF5 file for its closing writes (a few
+// attributes and the link tables; 4 MiB holds those of 256 ranks).
+constexpr std::size_t kCloseReserve = std::size_t(4) << 20;
+
 // Opens the sinks on rank 0; every rank learns whether that worked.
 std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string& output,
                        std::vector<std::unique_ptr<ResultSink>>& sinks) {
   std::string err;
   if (boot.rank() == 0) {
     try {
+      // The names' folders and kinds first (nothing created yet); then both
+      // names locked before the exists check and the first file: a second
+      // run given either name (--force too) stops there, touching nothing.
+      if (!opt.json.empty() && same_file(opt.json, output))
+        throw UsageError(fmt::format("--json {} and --output {} name the same file", shell_quote(opt.json),
+                                     shell_quote(output)));
+      for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
+        if (!path->empty())
+          if (std::string why = check_output_path(*path, true, option); !why.empty()) throw UsageError(why);
+      g_locks = std::make_unique<OutputLocks>();
+      if (std::string why = g_locks->output.acquire(output, "--output", kCloseReserve); !why.empty())
+        throw UsageError(why);
+      if (!opt.json.empty())
+        if (std::string why = g_locks->json.acquire(opt.json, "--json", 0); !why.empty()) throw UsageError(why);
       // Every check before the first file is created; the HDF5 sink last, so
       // that it records a failure of the others (finish()).
-      if (!opt.json.empty()) {
-        if (same_file(opt.json, output))
-          throw UsageError(fmt::format("--json {} and --output {} name the same file", opt.json, output));
-        if (std::string why = check_output_path(opt.json, opt.force, "--json"); !why.empty())
-          throw UsageError(why);
-      }
-      if (std::string why = check_output_path(output, opt.force, "--output"); !why.empty())
-        throw UsageError(why);
+      for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
+        if (!path->empty())
+          if (std::string why = check_output_path(*path, opt.force, option); !why.empty()) throw UsageError(why);
       sinks.push_back(make_table_sink());
-      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force));
-      sinks.push_back(make_hdf5_sink(output, opt.force));
+      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force, opt.timeout));
+      sinks.push_back(make_hdf5_sink(output, opt.force, &g_locks->output));
     } catch (const UsageError& e) {
       err = e.what();
       sinks.clear();
+      g_locks.reset();
     }
   }
   return boot.broadcast(err);
@@ -165,6 +189,7 @@ std::string finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata&
     }
   }
   sinks.clear();
+  g_locks.reset();  // the files are closed: the names are free
   return first;
 }
 
@@ -278,7 +303,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
       std::_Exit(128 + sig);
     }
     finish(sinks, meta, "interrupted", e.what());
-    fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), output);
+    fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
     std::fflush(nullptr);
     std::_Exit(128 + sig);
   } catch (const std::exception& e) {
@@ -302,7 +327,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
       if (std::optional<InterruptedError> late = interrupt_after_failure(boot)) {
         finish(sinks, meta, "interrupted", late->what());
         fmt::print(stderr, "gdrbench: {}: {} (then: {}); results so far kept in {}\n", boot.me(), late->what(),
-                   what, output);
+                   what, shell_quote(output));
         std::fflush(nullptr);
         std::_Exit(128 + (late->signal ? late->signal : SIGTERM));
       }
@@ -310,7 +335,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     finish(sinks, meta, "failed", what);
     boot.notify_failure(what);
     boot.abort(fmt::format("{}{}", what,
-                           boot.rank() == 0 ? fmt::format("; results so far kept in {}", output) : ""),
+                           boot.rank() == 0 ? fmt::format("; results so far kept in {}", shell_quote(output)) : ""),
                code);
   }
   // Every case skipped as it came (a defaulted transport not usable here):
@@ -326,7 +351,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     return kExitRuntime;
   }
   if (boot.rank() == 0) {
-    fmt::print("# results: {}{}\n", output, opt.json.empty() ? "" : " and " + opt.json);
+    fmt::print("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json));
     if (totals.wrong)
       fmt::print(stderr, "gdrbench: {} wrong elements: results are NOT correct\n", totals.wrong);
   }

@@ -40,6 +40,9 @@ void install_signal_handlers() {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // A --json pipe or FIFO whose reader went away: a failed write (EPIPE) the
+  // sink reports and the file records, not a silent death of rank 0.
+  signal(SIGPIPE, SIG_IGN);
 }
 
 bool interrupted() { return g_signal != 0; }
