@@ -11,6 +11,7 @@
 #include "case_fields.h"
 #include "core/errors.h"
 #include "link_matrix.h"
+#include "metadata.h"
 #include "output_lock.h"
 #include "shell_quote.h"
 
@@ -325,6 +326,52 @@ bool same_file(const std::string& a, const std::string& b) {
   std::error_code ec;
   if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;  // hard links
   return write_target(a) == write_target(b);
+}
+
+void seal_abandoned_file(const std::string& path, const std::string& status, const std::string& error) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  g_path = path;
+  // A reader may hold HDF5's shared lock for a moment: retry for up to 30 s.
+  H5Id f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+  for (int i = 0; f < 0 && i < 300 && errno == EAGAIN; ++i) {
+    usleep(100000);
+    f.id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  }
+  if (f < 0) return;
+  // Only a file its writer left `running`: one it finished stays as it is.
+  std::string now;
+  {
+    H5Id a{H5Aopen(f, "status", H5P_DEFAULT), H5Aclose};
+    if (a < 0) return;
+    H5Id type{H5Aget_type(a), H5Tclose};
+    char* v = nullptr;
+    if (H5Tis_variable_str(type) <= 0 || H5Aread(a, type, &v) < 0) return;
+    now = v ? v : "";
+    H5free_memory(v);
+  }
+  if (now != "running") return;
+  std::int64_t done = 0;
+  {
+    H5Id a{H5Aopen(f, "cases_completed", H5P_DEFAULT), H5Aclose};
+    if (a >= 0) H5Aread(a, H5T_NATIVE_INT64, &done);
+  }
+  // A case group past cases_completed was cut short as it was written.
+  if (H5Lexists(f, "cases", H5P_DEFAULT) > 0) {
+    H5Id cases{H5Gopen2(f, "cases", H5P_DEFAULT), H5Gclose};
+    H5G_info_t info{};
+    if (cases >= 0 && H5Gget_info(cases, &info) >= 0)
+      for (hsize_t i = static_cast<hsize_t>(std::max<std::int64_t>(done, 0)); i < info.nlinks + 1; ++i) {
+        std::string name = fmt::format("{:05d}", i);
+        if (H5Lexists(cases, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(cases, name.c_str(), H5P_DEFAULT);
+      }
+  }
+  try {
+    attr_str(f, "status", status);
+    attr_str(f, "error", error);
+    attr_str(f, "end_utc", utc_now());
+    H5Fflush(f, H5F_SCOPE_GLOBAL);
+  } catch (const std::exception&) {
+  }
 }
 
 std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force, OutputLock* lock) {

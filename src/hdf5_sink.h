@@ -20,6 +20,10 @@ class OutputLock;
 // fills, so that the closing status still lands.
 std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force, OutputLock* lock);
 
+// A file whose writer died leaving it `running` (src/seal_watch.h): gets
+// `status` and `error`, loses a case cut short; any other file is untouched.
+void seal_abandoned_file(const std::string& path, const std::string& status, const std::string& error);
+
 // Checks up front, on rank 0, that `path` (given as `option`: --output,
 // --json) can be written: "" when fine, else the problem in one line.
 std::string check_output_path(const std::string& path, bool force, const char* option);

@@ -26,6 +26,7 @@ class OutputLock {
   std::string acquire(const std::string& path, const char* option, std::size_t reserve);
   // Frees the reserved space (the disk filled); the lock stays held.
   void release_reserve();
+  int fd() const { return fd_; }
   // Removes the lock file and lets go (also done by the destructor).
   void release();
 

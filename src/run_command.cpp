@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "hdf5_sink.h"
 #include "output_lock.h"
+#include "seal_watch.h"
 #include "shell_quote.h"
 #include "metadata.h"
 #include "core/mps.h"
@@ -78,6 +79,7 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
 // first check until finish() has closed the files.
 struct OutputLocks {
   OutputLock output, json;
+  SealWatch watch;  // closes the file if rank 0 dies first
 };
 std::unique_ptr<OutputLocks> g_locks;
 // Disk kept free beside the HDF5 file for its closing writes (a few
@@ -112,6 +114,9 @@ std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string
       sinks.push_back(make_table_sink());
       if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force, opt.timeout));
       sinks.push_back(make_hdf5_sink(output, opt.force, &g_locks->output));
+      if (std::string why = g_locks->watch.start(output, g_locks->output.fd()); !why.empty())
+        fmt::print(stderr, "gdrbench: warning: no watcher for {} ({}): if rank 0 is killed the file stays "
+                   "'running'\n", shell_quote(output), why);
     } catch (const UsageError& e) {
       err = e.what();
       sinks.clear();
@@ -189,6 +194,7 @@ std::string finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata&
     }
   }
   sinks.clear();
+  if (g_locks) g_locks->watch.closed();
   g_locks.reset();  // the files are closed: the names are free
   return first;
 }
