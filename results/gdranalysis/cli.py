@@ -288,9 +288,20 @@ def _drop_stdout():
         pass
 
 
+def _no_list_values(parser, a):
+    """argparse hands `--flag=--` over as [] without calling the flag's type:
+    refuse it like any other bad value."""
+    subs = [x for x in parser._actions if isinstance(x, argparse._SubParsersAction)]
+    for sp in subs:
+        for act in sp.choices[a.command]._actions:
+            if act.type is not None and act.nargs is None and isinstance(getattr(a, act.dest, None), list):
+                sp.choices[a.command].error(f"argument {'/'.join(act.option_strings)}: want one value")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
+    _no_list_values(parser, a)
     prog = f"{PROG} {a.command}"
     try:
         code = a.func(a)
