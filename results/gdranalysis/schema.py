@@ -527,6 +527,8 @@ def parse_case_spec(spec: str) -> dict:
             k = "bytes"
         if k not in SPEC_FIELDS:
             raise InputError(f"--case: unknown key '{k}' (keys: {', '.join(SPEC_FIELDS)})")
+        if k in out:  # the last one silently winning would answer another question
+            raise InputError(f"--case: key '{k}' given twice")
         if k in ("bytes", "chunk_bytes"):
             try:
                 out[k] = parse_bytes(v)
