@@ -150,6 +150,28 @@ std::string direct_device_refusal(const RunOptions& opt) {
   return {};
 }
 
+// Options given that no chosen test reads: said, never silently ignored
+// (issue: --window with -t allreduce ran as if it were not there).
+std::vector<std::string> ignored_options(const RunOptions& o) {
+  auto has = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (std::find(o.tests.begin(), o.tests.end(), n) != o.tests.end()) return true;
+    return false;
+  };
+  const bool p2p = has({"latency", "bw", "bibw"}), windowed = has({"bw", "bibw"}), ring = has({"allreduce"});
+  std::vector<std::string> out;
+  auto note = [&](bool applies, std::string what, const char* where) {
+    if (!applies) out.push_back(fmt::format("{} applies only to {}: ignored by this run's tests", what, where));
+  };
+  if (o.window != 64) note(windowed, fmt::format("--window {}", o.window), "-t bw and bibw");
+  if (o.slots != 0) note(p2p, fmt::format("--slots {}", o.slots), "-t latency, bw and bibw");
+  if (o.pairs != Pairs::fixed) note(p2p, "--pairs", "-t latency, bw and bibw");
+  if (o.patterns != std::vector<std::string>{"pair"}) note(p2p, "--pattern", "-t latency, bw and bibw");
+  if (o.chunk_bytes != 0) note(ring, fmt::format("--chunk {}", o.chunk_bytes), "-t allreduce");
+  if (o.ops.size() != 1 || o.ops[0] != Op::sum) note(ring, "--op", "-t allreduce");
+  return out;
+}
+
 // One line per node before the table when it is not ready for what the run asks.
 void warn_if_not_ready(const std::vector<doctor::Report>& reports, const RunOptions& opt) {
   bool cuda_direct =
@@ -291,6 +313,14 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   meta.facts.emplace_back("scale.bootstrap_s", fmt::format("{:.6f}", boot.allreduce_max(bootstrap_s)));
   for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
   if (boot.rank() == 0) warn_if_not_ready(reports, opt);
+  if (std::vector<std::string> ign = ignored_options(opt); !ign.empty()) {
+    std::string all;
+    for (const std::string& n : ign) {
+      if (boot.rank() == 0) fmt::print(stderr, "gdrbench: note: {}\n", n);
+      all += (all.empty() ? "" : "; ") + n;
+    }
+    meta.facts.emplace_back("run.ignored_options", all);
+  }
   SweepTotals totals;
   try {
     for (auto& s : sinks) s->begin(meta);

@@ -205,10 +205,40 @@ def big_environment(np_):
     check(odd is not None and odd.startswith("$'") and "\\n" in odd, f"UCX_ODD stored as {odd!r}")
 
 
+def names_and_notes(np_):
+    """A name with a newline, quotes and a byte that is not UTF-8 pastes
+    back from command_line and the `# results:` line into bash and names the
+    same file; options no chosen test reads are said, and stored."""
+    d = tmpdir().encode()
+    out = os.path.join(d, b"it's a \"run\"\nnew line \xff.h5")
+    cmd = [b"mpirun", b"-q", b"--oversubscribe", b"-np", str(np_).encode(), GDRBENCH.encode(), b"run", b"-T", b"mpi",
+           b"-t", b"latency", b"--op", b"max", b"--window", b"8", b"-b", b"8", b"-e", b"64", b"-n", b"3",
+           b"--output", out]
+    p = subprocess.run(cmd, capture_output=True, env=env(), timeout=120)
+    check(p.returncode == 0, f"exit {p.returncode}\n{p.stderr[-1500:]}")
+    err = p.stderr.decode(errors="replace")
+    check("note: --window 8 applies only to -t bw and bibw" in err and "note: --op applies only" in err, err)
+    res = [l for l in p.stdout.split(b"\n") if l.startswith(b"# results: ")]
+    check(len(res) == 1, f"# results: lines: {res}")
+    import h5py
+    with h5py.File(out, "r") as f:
+        cl = f.attrs["command_line"]
+        ign = f["facts"].attrs["run.ignored_options"]
+    cl = cl.encode("utf-8", "surrogateescape") if isinstance(cl, str) else cl
+    check(b"\n" not in cl and b"\n" not in res[0], "a raw newline in command_line or # results:")
+    check("--window 8" in (ign.decode() if isinstance(ign, bytes) else ign), ign)
+    # bash itself reads both back: the file they name is the one written.
+    for text in (res[0][len(b"# results: "):], cl):
+        words = subprocess.run(["bash", "-c", 'eval "set -- $1"; printf "%s\\0" "$@"', "_", text],
+                               capture_output=True, timeout=10).stdout.split(b"\0")
+        check(out in words, f"bash reads {text!r} as {words}, not {out!r}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
-    ap.add_argument("--case", required=True, choices=("concurrent", "fifo", "diskfull", "env"))
+    ap.add_argument("--case", required=True, choices=("concurrent", "fifo", "diskfull", "env", "names"))
     ap.add_argument("--np", type=int, default=2)
     a = ap.parse_args()
-    fn = {"concurrent": concurrent, "fifo": fifo, "diskfull": diskfull, "env": big_environment}[a.case]
+    fn = {"concurrent": concurrent, "fifo": fifo, "diskfull": diskfull, "env": big_environment,
+          "names": names_and_notes}[a.case]
     main(lambda: fn(a.np))
