@@ -108,6 +108,13 @@ class OwnInput(TempDirCase):
         for args in cases:
             one_line_exit_2(self, analysis(*args), " ".join(args[:1] + args[-2:]))
 
+    def test_history_table_names_any_bytes(self):
+        odd = copy(self.a, os.path.join(self.tmp, "it's\nnew.h5"))
+        r = analysis("history", self.a, odd, "--case", "test=allreduce,bytes=8,reference=0")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("$'it\\'s\\nnew.h5'", r.stdout)
+        self.assertFalse(any(l.startswith("new.h5") for l in r.stdout.splitlines()), r.stdout)
+
     def test_read_timeout_checked(self):
         for v in ("abc", "nan", "-1", "0", "1e9"):
             r = analysis("stragglers", self.a, env_extra={"GDR_READ_TIMEOUT": v})
