@@ -33,6 +33,7 @@ constexpr AnalysisSub kSubs[] = {
     {"history", "trend of one case across archived result files (--case ...); see --help"},
     {"suspects", "the links, ranks and hosts that are outliers (exit 1 if any); see --help"},
     {"export", "a run as Prometheus metrics (--openmetrics RUN.h5 [-o FILE.prom]); see --help"},
+    {"validate", "acceptance run of a cluster: doctor, patterns, a verdict per host (exit 1/4); see --help"},
 };
 
 bool has_package(const fs::path& dir) {
@@ -124,6 +125,9 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
     setenv("PYTHONPATH", pythonpath.c_str(), 1);
     int fd = dup(report[1]);  // without O_CLOEXEC: the analysis inherits it
     setenv("GDR_ANALYSIS_STATUS_FD", std::to_string(fd).c_str(), 1);
+    // validate launches this very binary on every host
+    std::error_code ec;
+    if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) setenv("GDR_GDRBENCH", exe.c_str(), 1);
     execvp(argv[0], argv.data());
     fmt::print(stderr, "gdrbench {}: cannot run {}: {} (set GDR_PYTHON to a python3 with h5py, "
                "numpy, scipy and matplotlib)\n", subcommand, python, std::strerror(errno));

@@ -94,6 +94,8 @@ constexpr EnvVar kVars[] = {
     {"GDR_VERBS_RECV_BATCH", "verbs: repost receives in batches (measuring switch)", whole<0, 1>},
     {"GDR_VERBS_YIELD", "verbs: yield the CPU on an empty poll of a software device (measuring switch)", whole<0, 1>},
     {"GDR_VERBS_HCA", "verbs: RDMA device when --hca is not given", hca},
+    {"GDR_WAIT_YIELD", "concurrent patterns: waits yield the CPU (1) or spin (0); default: yield when oversubscribed",
+     whole<0, 1>},
     {"GDR_VERBS_GID_INDEX", "verbs: GID index when --gid-index is not given", whole<0, 65535>},
     {"GDR_VERBS_RETRY_CNT", "verbs: queue-pair retry count", whole<0, 7>},
     {"GDR_VERBS_QP_TIMEOUT", "verbs: queue-pair ack timeout exponent", whole<1, 31>},

@@ -1,5 +1,5 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|export> ...`,
-which is what `gdrbench compare|stragglers|suspects|report|history|export ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|export|validate> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history|export|validate ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
@@ -201,7 +201,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,export}",
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,export,validate}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -292,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write FILE atomically (temporary file, then rename) instead of stdout; "
                    "name it *.prom inside node_exporter's --collector.textfile.directory")
     e.set_defaults(func=cmd_export)
+
+    from .validate import add_parser as add_validate
+    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed; 2: bad input; "
+                 "3: validate could not finish.")
     return p
 
 

@@ -56,6 +56,18 @@ class Binary(TempDirCase):
         self.assertEqual(self.run_bin("report", self.a, "--html", out).returncode, 0)
         self.assertTrue(os.path.getsize(out) > 10000)
 
+    def test_validate_forwarded(self):
+        # validate is an analysis subcommand too (its runs: tests/cluster, tests/slurm).
+        r = self.run_bin("validate", "--help")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("--budget SECONDS", r.stdout)
+        for args, why in ((["--hostfile", self.p("none.txt")], "cannot read"),
+                          (["--slurm"], "SLURM_JOB_NODELIST"), ([], "one of the arguments")):
+            r = self.run_bin("validate", *args, env={"SLURM_JOB_NODELIST": ""})
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+            self.assertIn(why, r.stderr)
+
     def test_interpreter_override(self):
         # A path that is not an executable is bad input, as a bad option is (issue 16).
         r = self.run_bin("compare", self.a, self.a, env={"GDR_PYTHON": "/nonexistent/python3"})

@@ -68,14 +68,14 @@ class Suspects(TempDirCase):
         txt = analysis("suspects", self.slow).stdout
         self.assertIn(f"rank {SLOW}", txt)
 
-    def slowed(self, name, hosts, slow):
-        """A copy of the noisy run on `hosts`, each flow (a, b) with slow(a, b) 3x slower at both ends."""
+    def slowed(self, name, hosts, slow, factor=3):
+        """A copy of the noisy run on `hosts`, each flow (a, b) with slow(a, b) `factor` x slower at both ends."""
         d = copy(self.noise, self.p(name))
         with h5py.File(d, "r+") as f:
             for g in f["cases"].values():
                 ends = {r for a, b in g["flows"][()].tolist() if slow(a, b) for r in (a, b)}
                 t = g["times"][()]
-                t[sorted(ends)] *= 3
+                t[sorted(ends)] *= factor
                 g["times"][...] = t
             del f["ranks/host"]
             f["ranks/host"] = hosts
@@ -105,6 +105,15 @@ class Suspects(TempDirCase):
         for s in rep["suspects"]:  # anything else named involves rank 3
             ends = {int(x) for x in s["what"].replace("rank ", "").split(">")} if s["kind"] != "hostlink" else {3}
             self.assertIn(3, ends, s)
+
+    def test_one_rank_per_host_slow_sender_is_named(self):
+        # gdrbench validate's shape: one rank a host, so each host link is one link. Host h4 sends
+        # 25 % slower to every other: its sending side, named as a sender and as the host (the
+        # host-link step once took each link's own time out and left the senders nothing).
+        d = self.slowed("one.h5", [b"h1", b"h2", b"h3", b"h4"], lambda a, b: a == 3, factor=1.25)
+        rep = json.loads(analysis("suspects", d, "--json", "--min-slowdown", "7").stdout)
+        self.assertEqual(rep["hosts"], ["h4"], rep["suspects"])
+        self.assertIn("sender", {a for s in rep["suspects"] if s["what"] == "rank 3" for a in s["as_"]})
 
     def test_bad_input(self):
         for args in (["/nonexistent.h5"], [self.noise, "--z", "nan"], [self.noise, "--p0", "2"]):

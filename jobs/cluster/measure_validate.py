@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""How often `gdrbench validate` is wrong, per fault class and severity, on the
+emulated cluster (cluster.sh, fault.sh). Bounded: --trials per cell and a
+--time-limit for the whole loop. Appends one JSON line per trial to --out
+(results/archive/<date>_cluster_validate-error-rates.jsonl) and writes the
+summary (Wilson 95 % intervals) beside it as .txt; `--summarize FILE` only
+redoes the summary.
+
+  sudo jobs/cluster/measure_validate.py --gdrbench build/gdrbench --hosts 4 \\
+      --cells healthy,link:10,link:25,nic-both:10,cpu:5,down --trials 10 --time-limit 3000
+
+A cell is CLASS[:SEVERITY]: healthy; link:PCT (one link, both directions) or
+link:down (it carries nothing);
+nic-egress|nic-ingress|nic-both:PCT; cpu:QUOTA_PCT (every process of a host
+limited to that share of one CPU, applied once its rank runs); down (its NIC
+goes down mid-run); freeze (its processes stopped mid-run). Trials come in
+pairs on the same target, so that "same verdict on a rerun" is measured.
+The cluster is made and removed here (trap), one per host count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CLUSTER, FAULT, AGENT = (os.path.join(HERE, f) for f in ("cluster.sh", "fault.sh", "rsh-agent.sh"))
+NAME, SUBNET = "gm", "202"
+ENV = dict(os.environ, GDR_CLUSTER=NAME, GDR_CLUSTER_SUBNET=SUBNET, OMPI_ALLOW_RUN_AS_ROOT="1",
+           OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+LAUNCHER_ARGS = subprocess.run([CLUSTER, "launcher-args"], capture_output=True, text=True, check=True).stdout.strip()
+
+
+def sh(*cmd, check=True, timeout=120):
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}")
+    return p.stdout
+
+
+def wilson(k, n, z=1.96):
+    if n == 0:
+        return (math.nan, math.nan)
+    p = k / n
+    d = 1 + z * z / n
+    c = (p + z * z / (2 * n)) / d
+    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
+    return (max(0.0, c - h), min(1.0, c + h))
+
+
+def pick_target(cls, hosts, rng):
+    """Never the first host: mpirun and validate run there (the login node)."""
+    if cls == "healthy":
+        return []
+    if cls == "link":
+        return sorted(rng.sample(hosts[1:], 2), key=hosts.index)
+    return [rng.choice(hosts[1:])]
+
+
+def apply_fault(cls, sev, target):
+    if cls == "link":
+        sh(FAULT, "link", target[0], target[1], str(sev))
+    elif cls.startswith("nic-"):
+        sh(FAULT, "nic", target[0], cls[4:], str(sev))
+
+
+def midrun_fault(cls, sev, target, stop, log):
+    """cpu, down, freeze: once the host runs a rank of the bench (gdrbench run), apply it."""
+    ns = f"gdrc-{target[0]}"
+    deadline = time.monotonic() + 120
+    while not stop.is_set() and time.monotonic() < deadline:
+        pids = sh("ip", "netns", "pids", ns, check=False).split()
+        cmdlines = []
+        for p in pids:
+            try:
+                cmdlines.append(open(f"/proc/{p}/cmdline", "rb").read().replace(b"\0", b" ").decode())
+            except OSError:
+                pass
+        if any(" run " in c and "gdrbench" in c for c in cmdlines):
+            time.sleep(2.0 if cls != "cpu" else 0.3)   # down/freeze: mid-run, after a few cases
+            args = {"cpu": ("cpu", target[0], str(sev)), "down": ("down", target[0]),
+                    "freeze": ("freeze", target[0])}[cls]
+            log.append(sh(FAULT, *args, check=False).strip())
+            return
+        time.sleep(0.2)
+    log.append("mid-run fault never applied (no bench seen)")
+
+
+def judge(cls, sev, target, doc, hosts):
+    """found: the faulty part named as it is; wrong: hosts named that are not part of the fault."""
+    status = {v["host"]: v["status"] for v in doc["verdicts"]}
+    named = {h for h, s in status.items() if s != "healthy"}
+    wrong = sorted(named - set(target))
+    f = doc["findings"]
+    if cls == "healthy":
+        found = None
+    elif cls == "link":
+        kind = "link-down" if sev == "down" else "link"
+        found = any(x["kind"] == kind and sorted(x["hosts"]) == sorted(target) for x in f)
+    elif cls in ("down", "freeze"):
+        found = status.get(target[0]) == "failed"
+    else:
+        found = status.get(target[0]) == "suspect"
+    whole_host_wrong = cls == "link" and any(not x["kind"].startswith("link") and set(x["hosts"]) & set(target)
+                                             for x in f)
+    return found, wrong, whole_host_wrong, status
+
+
+def budget_args(spec, nhosts):
+    """--budget 40 (every host count) or 4:40,8:70,16:120."""
+    if not spec:
+        return []
+    for part in spec.split(","):
+        n, _, b = part.rpartition(":")
+        if not n or int(n) == nhosts:
+            return ["--budget", b]
+    return []
+
+
+def trial(a, hosts, cls, sev, target, seq):
+    out = f"/tmp/gdr-measure-validate/{seq}"
+    subprocess.run(["rm", "-rf", out])
+    sh(FAULT, "clear", check=False)
+    apply_fault(cls, sev, target)
+    stop, log = threading.Event(), []
+    th = None
+    if cls in ("cpu", "down", "freeze"):
+        th = threading.Thread(target=midrun_fault, args=(cls, sev, target, stop, log))
+        th.start()
+    cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
+           "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
+           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + budget_args(a.budget, len(hosts))
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
+    took = time.monotonic() - t0
+    stop.set()
+    if th:
+        th.join()
+    sh(FAULT, "clear", check=False)
+    sh(CLUSTER, "reap", check=False)   # what a dead or frozen host left running
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        return {"error": f"validate exit {p.returncode}: {p.stderr.strip()[-400:]}", "took_s": round(took, 1)}
+    found, wrong, whw, status = judge(cls, sev, target, doc, hosts)
+    sus = doc.get("suspects") or {}
+    return {"exit": p.returncode, "found": found, "p0": doc.get("p0"), "judged": sus.get("judged"),
+            "outliers": sus.get("outliers"), "wrong_hosts": wrong, "whole_host_wrong": whw,
+            "status": status, "findings": doc["findings"], "elapsed_s": doc["elapsed_s"], "budget_s": doc["budget_s"],
+            "took_s": round(took, 1), "notes": doc["notes"], "fault_log": log}
+
+
+def run_cells(a, nhosts, cells, rng, deadline, outf):
+    sh(CLUSTER, "down", check=False)
+    sh(CLUSTER, "up", str(nhosts), str(a.rate))
+    hosts = [f"{NAME}{i}" for i in range(1, nhosts + 1)]
+    try:
+        order = [(c, t) for t in range(a.trials) for c in cells]   # interleaved: drift hits every cell alike
+        targets = {}
+        for seq, (cell, t) in enumerate(order):
+            if time.monotonic() > deadline:
+                print(f"time limit reached at {nhosts} hosts, trial {seq}", flush=True)
+                return False
+            cls, _, sev = cell.partition(":")
+            if t % 2 == 0:
+                targets[cell] = pick_target(cls, hosts, rng)
+            sev = sev if sev in ("", "down") else float(sev)
+            r = trial(a, hosts, cls, sev or None, targets[cell], f"{nhosts}-{seq}")
+            rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "seq": seq, "rate_mbit": a.rate,
+                   "transport": a.transport, "validate_args": a.validate_args, "class": cls, "severity": sev or None,
+                   "target": targets[cell], "seed": a.seed, "pair": t // 2, "rerun": t % 2, "min_slowdown": a.min_slowdown, **r}
+            outf.write(json.dumps(rec) + "\n")
+            outf.flush()
+            print(f"{nhosts} hosts {cell} #{t}: found={r.get('found')} wrong={r.get('wrong_hosts')} "
+                  f"{r.get('elapsed_s')} s {r.get('error', '')}", flush=True)
+        return True
+    finally:
+        sh(CLUSTER, "down", check=False)
+
+
+def summarize(path):
+    rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["hosts"], r["transport"], r["class"], r["severity"]), []).append(r)
+    out = [f"# {os.path.basename(path)}: {len(rows)} trials of gdrbench validate on the emulated cluster",
+           "# found: the faulty part named as what it is (link: that link; nic/cpu: that host a suspect; "
+           "down/freeze: that host failed); wrong hosts: healthy hosts named, per host judged; "
+           "agree: hosts with the same verdict in the two runs of a pair (same fault, same target); "
+           "intervals: Wilson 95 %",
+           "| hosts | transport | fault | severity % | trials | found | recall [95 % CI] | wrong hosts | "
+           "host FP rate [95 % CI] | whole-host wrong (link) | agree on rerun | elapsed s (median, max) / budget |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for (n, tr, cls, sev), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1], kv[0][2],
+                                                                       str(kv[0][3] or 0).zfill(8))):
+        ok = [r for r in rs if "error" not in r]
+        errs = len(rs) - len(ok)
+        k = sum(1 for r in ok if r["found"])
+        judged = sum(n - len(r["target"]) for r in ok)
+        wrong = sum(len(r["wrong_hosts"]) for r in ok)
+        whw = sum(1 for r in ok if r.get("whole_host_wrong"))
+        pairs = {}
+        for r in ok:
+            pairs.setdefault((r.get("seed", 33), r["pair"]), []).append(r["status"])
+        same = tot = 0
+        for sts in pairs.values():
+            if len(sts) == 2:
+                same += sum(sts[0].get(h) == sts[1].get(h) for h in sts[0])
+                tot += len(sts[0])
+        el = sorted(r["elapsed_s"] for r in ok)
+        rec = "-" if cls == "healthy" else f"{k}/{len(ok)}"
+        lo, hi = wilson(k, len(ok))
+        flo, fhi = wilson(wrong, judged)
+        out.append(f"| {n} | {tr} | {cls} | {sev if sev is not None else '-'} | {len(rs)}"
+                   f"{f' ({errs} errors)' if errs else ''} | {rec} | "
+                   f"{'-' if cls == 'healthy' else f'{k / max(1, len(ok)):.2f} [{lo:.2f}, {hi:.2f}]'} | "
+                   f"{wrong}/{judged} | {wrong / max(1, judged):.3f} [{flo:.3f}, {fhi:.3f}] | "
+                   f"{whw if cls == 'link' else '-'} | {f'{same}/{tot}' if tot else '-'} | "
+                   f"{el[len(el) // 2] if el else '-'}, {el[-1] if el else '-'} / {ok[0]['budget_s'] if ok else '-'} |")
+    pooled = {}
+    for (n, tr, cls, sev), rs in cells.items():
+        for r in rs:
+            if "error" not in r:
+                w, j = pooled.get((n, tr), (0, 0))
+                pooled[(n, tr)] = (w + len(r["wrong_hosts"]), j + n - len(r["target"]))
+    out += ["", "Pooled over every trial (healthy runs and the hosts a fault did not touch):", "",
+            "| hosts | transport | hosts judged that are not part of a fault | named | host FP rate [95 % CI] |",
+            "| --- | --- | --- | --- | --- |"]
+    for (n, tr), (w, j) in sorted(pooled.items()):
+        lo, hi = wilson(w, j)
+        out.append(f"| {n} | {tr} | {j} | {w} | {w / max(1, j):.4f} [{lo:.4f}, {hi:.4f}] |")
+    txt = path[:-len(".jsonl")] + ".txt" if path.endswith(".jsonl") else path + ".txt"
+    with open(txt, "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+    print("\n".join(out))
+
+
+def noise_floor(path, trial_root="/tmp/gdr-measure-validate"):
+    """Per healthy trial whose run file is still in trial_root: the robust sd (MAD x 1.4826) of
+    log(link median time / its group's median), per group (size), in percent."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+    import numpy as np
+    from gdranalysis.schema import load_run
+    rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    seen, out = {}, {}
+    for r in rows:
+        seq = r.get("seq", seen.get((r["hosts"], r["transport"]), 0))
+        seen[(r["hosts"], r["transport"])] = seq + 1
+        h5 = os.path.join(trial_root, f"{r['hosts']}-{seq}", "run1.h5")
+        if r["class"] != "healthy" or "error" in r or not os.path.exists(h5):
+            continue
+        groups = {}
+        for c in load_run(h5).cases:
+            med = c.rank_medians()
+            groups.setdefault(c.attrs["bytes"], []).extend(np.log(med[s]) for s, _ in c.links() if med[s] > 0)
+        for b, v in groups.items():
+            v = np.array(v)
+            out.setdefault((r["hosts"], r["transport"], b), []).append(
+                100 * 1.4826 * float(np.median(np.abs(v - np.median(v)))))
+    lines = ["| hosts | transport | size | healthy runs | robust sd of link times, % (median, max over runs) |",
+             "| --- | --- | --- | --- | --- |"]
+    for (n, tr, b), v in sorted(out.items()):
+        lines.append(f"| {n} | {tr} | {b // 1024}K | {len(v)} | {np.median(v):.2f}, {max(v):.2f} |")
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--gdrbench", default=os.path.join(HERE, "..", "..", "build", "gdrbench"))
+    ap.add_argument("--hosts", default="4", help="comma list of host counts")
+    ap.add_argument("--cells", default="healthy,link:10,link:25,nic-both:10")
+    ap.add_argument("--trials", type=int, default=10, help="per cell and host count (pairs: even is best)")
+    ap.add_argument("--time-limit", type=float, default=1800, help="seconds for the whole loop")
+    ap.add_argument("--validate-args", default="--min-bytes 32K --max-bytes 128K --window 2",
+                    help="more validate arguments (default: sizes for 20 Mbit/s links)")
+    ap.add_argument("--rate", type=int, default=20, help="Mbit/s of every host link, each way")
+    ap.add_argument("--budget", help="validate --budget: SECONDS, or HOSTS:SECONDS,... (default: validate's own)")
+    ap.add_argument("--min-slowdown", type=float, default=7.0)
+    ap.add_argument("-T", "--transport", default="mpi")
+    ap.add_argument("--seed", type=int, default=33)
+    ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "results", "archive",
+                                                  time.strftime("%Y%m%d") + "_cluster_validate-error-rates.jsonl"))
+    ap.add_argument("--summarize", metavar="JSONL", help="only write the summary of this file")
+    ap.add_argument("--noise", metavar="JSONL", help="only the noise floor of its healthy trials whose run "
+                    "files are still in /tmp/gdr-measure-validate (written beside it as _noise.txt)")
+    a = ap.parse_args()
+    if a.summarize:
+        summarize(a.summarize)
+        return 0
+    if a.noise:
+        txt = a.noise[:-len(".jsonl")] + "_noise.txt"
+        lines = noise_floor(a.noise)
+        with open(txt, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines) + "\n")
+        print("\n".join(lines))
+        return 0
+    if a.trials < 1 or a.trials > 200 or not 0 < a.time_limit <= 4 * 3600:
+        print("measure_validate.py: --trials 1-200 and --time-limit up to 4 h", file=sys.stderr)
+        return 2
+    a.gdrbench = os.path.abspath(a.gdrbench)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # so that `finally` takes the cluster down
+    rng = random.Random(a.seed)
+    deadline = time.monotonic() + a.time_limit
+    with open(a.out, "a", encoding="utf-8") as outf:
+        for n in (int(x) for x in a.hosts.split(",")):
+            if not run_cells(a, n, a.cells.split(","), rng, deadline, outf):
+                break
+    summarize(a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

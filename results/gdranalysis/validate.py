@@ -1,0 +1,391 @@
+"""`gdrbench validate`: the acceptance run of a cluster, within a time budget.
+
+Given the launcher's allocation (an mpirun hostfile, or the Slurm allocation
+it runs in), it runs `gdrbench doctor` on every host, then the `rounds`
+pattern (every link, each direction, every NIC busy at once) sized to fit the
+budget, judges the result with `suspects`, and prints one line per host:
+healthy, suspect (what, how much slower, evidence) or failed (why). A host
+that does not answer, or dies mid-run, is failed; the others are judged on a
+second run without it when the budget allows, else on the cases finished.
+
+Exit: 0 every host healthy; 1 a suspect; 4 a host failed or a link carries
+nothing (as doctor's "not ready"); 2 bad input; 3 validate could not finish.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import time
+
+from .schema import InputError
+from .validate_verdict import down_links, findings_of, format_table, host_verdicts, write_junit
+
+EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
+CASE_OVERHEAD_S = 0.35      # per case beside its timed iterations: warm-up, check, HDF5 (measured, docs/validate.md)
+START_S_PER_HOST = 0.25     # mpirun start-up and connections grow with the host count (README scaling table)
+ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
+MIN_CASE_TIME_S = 0.2
+
+
+def read_hostfile(path) -> list:
+    """Host names of an Open MPI hostfile (`host [slots=N] ...`, # comments), first-seen order."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except OSError as e:
+        raise InputError(f"--hostfile {path}: cannot read it ({e.strerror or e})") from e
+    hosts = []
+    for n, line in enumerate(lines, 1):
+        words = line.split("#", 1)[0].split()
+        if not words:
+            continue
+        if not re.fullmatch(r"[A-Za-z0-9_.:-]+", words[0]):
+            raise InputError(f"--hostfile {path}:{n}: '{words[0]}' is not a host name")
+        if words[0] not in hosts:
+            hosts.append(words[0])
+    if not hosts:
+        raise InputError(f"--hostfile {path}: no host in it")
+    return hosts
+
+
+def slurm_hosts() -> list:
+    nodelist = os.environ.get("SLURM_JOB_NODELIST") or os.environ.get("SLURM_NODELIST")
+    if not nodelist:
+        raise InputError("--slurm: not inside a Slurm allocation (SLURM_JOB_NODELIST is not set)")
+    try:
+        p = subprocess.run(["scontrol", "show", "hostnames", nodelist], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise InputError(f"--slurm: scontrol show hostnames {nodelist} failed ({e})") from e
+    hosts = p.stdout.split()
+    if p.returncode != 0 or not hosts:
+        raise InputError(f"--slurm: scontrol show hostnames {nodelist}: exit {p.returncode} {p.stderr.strip()}")
+    return hosts
+
+
+class Launcher:
+    """mpirun or srun, one line per way of naming hosts and ranks per host."""
+
+    def __init__(self, kind, extra, gdrbench):
+        self.kind, self.extra, self.gdrbench = kind, extra, gdrbench
+
+    def cmd(self, hosts, ppn, argv) -> list:
+        if self.kind == "slurm":
+            return (["srun", "-N", str(len(hosts)), "-n", str(len(hosts) * ppn), f"--ntasks-per-node={ppn}",
+                     "--nodelist=" + ",".join(hosts), "--mpi=pmix", "--kill-on-bad-exit=1"] + self.extra
+                    + [self.gdrbench] + argv)
+        return (["mpirun", "--host", ",".join(f"{h}:{ppn}" for h in hosts), "-np", str(len(hosts) * ppn),
+                 "--map-by", f"ppr:{ppn}:node"] + self.extra + [self.gdrbench] + argv)
+
+
+class Recorder:
+    """Every command validate runs, with its exit status and seconds: commands.log in --out."""
+
+    def __init__(self, out):
+        self.path = os.path.join(out, "commands.log")
+        self.entries = []
+
+    def run(self, cmd, deadline, name, give_up=None):
+        """Output goes to files, not pipes: a launcher killed at the deadline may leave remote
+        daemons (their own sessions) holding its pipes. give_up: a regex; once stderr matches it
+        (the run's own roll call found a rank gone), the launcher gets 5 s more, then is killed."""
+        t0 = time.monotonic()
+        base = os.path.join(os.path.dirname(self.path), re.sub(r"[^a-z0-9]+", "-", name.lower())[:40])
+        with open(base + ".out", "w+", encoding="utf-8") as fo, open(base + ".err", "w+", encoding="utf-8") as fe:
+            p = subprocess.Popen(cmd, stdout=fo, stderr=fe, text=True, start_new_session=True)
+            timed_out, end = False, deadline
+            while p.poll() is None:
+                if time.monotonic() >= end:
+                    os.killpg(p.pid, signal.SIGKILL)   # mpirun/srun and what they started here
+                    p.wait()
+                    timed_out = end == deadline
+                    break
+                if give_up is not None and end == deadline and give_up.search(_read(base + ".err")):
+                    end = min(deadline, time.monotonic() + 5.0)
+                time.sleep(0.2)
+            out, err = _read(base + ".out"), _read(base + ".err")
+        took = time.monotonic() - t0
+        self.entries.append({"step": name, "cmd": cmd, "rc": p.returncode, "timed_out": timed_out,
+                             "seconds": round(took, 2)})
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(f"# {name}: exit {p.returncode}{' (deadline, killed)' if timed_out else ''}, {took:.1f} s\n"
+                    f"{shlex.join(cmd)}\n")
+            if err.strip():
+                f.write("".join(f"#   {line}\n" for line in err.strip().splitlines()[-20:]))
+        return p.returncode, out, err, timed_out
+
+
+def _read(path):
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def doctor_phase(rec, lau, hosts, deadline, out):
+    """{host: doctor verdict}, {host: why failed} for hosts that could not run it."""
+    path = os.path.join(out, "doctor.json")
+    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--timeout", "20"]), deadline, "doctor")
+    verdicts = {}
+    if os.path.exists(path):
+        try:
+            with open(path, encoding="utf-8") as f:
+                doc = json.load(f)
+            for node in doc.get("reports", [doc]):
+                h = node.get("host") or node.get("hostname")
+                if h:
+                    verdicts[h] = node.get("verdict", "?")
+        except (OSError, ValueError):
+            pass
+    failed = {}
+    if to or rc not in (0, 3, 4) or not verdicts:
+        failed = probe(rec, lau, hosts, min(deadline, time.monotonic() + 20))
+    return verdicts, failed
+
+
+def probe(rec, lau, hosts, deadline):
+    """Which hosts do not start a process within the deadline: one launch per host, all at once."""
+    procs = {}
+    for h in hosts:
+        err = open(os.path.join(os.path.dirname(rec.path), f"probe-{h}.err"), "w+", encoding="utf-8")
+        procs[h] = (subprocess.Popen(lau.cmd([h], 1, ["--version"]), stdout=subprocess.DEVNULL, stderr=err,
+                                     text=True, start_new_session=True), err)
+    failed = {}
+    for h, (p, err) in procs.items():
+        try:
+            p.wait(timeout=max(0.5, deadline - time.monotonic()))
+            if p.returncode != 0:
+                err.seek(0)
+                failed[h] = f"could not start a process there (exit {p.returncode}: {err.read().strip()[-160:]})"
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+            failed[h] = "did not answer a launch within its deadline"
+        err.close()
+    rec.entries.append({"step": "probe", "hosts": hosts, "failed": sorted(failed)})
+    return failed
+
+
+def plan(nhosts, ppn, nsizes, budget_s, spent_s):
+    """Case count and time for `rounds` over nhosts x ppn ranks within what is left of the budget."""
+    n = nhosts * ppn
+    cases = 2 * (n - 1 + (n % 2)) * nsizes       # bw rounds: every round once per direction, per size
+    left = budget_s - spent_s - ANALYSIS_S - START_S_PER_HOST * nhosts - 2.0
+    case_time = (left / cases - CASE_OVERHEAD_S) / 1.15   # auto iterations overrun their time a little
+    return cases, case_time, left
+
+
+def bench(rec, lau, a, hosts, deadline, h5, case_time):
+    argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", a.min_bytes, "-e", a.max_bytes, "-f", "2", "--window",
+            str(a.window), "--pattern", "rounds", "-w", str(a.warmup), "--case-time", f"{case_time:.3f}",
+            "--timeout", str(a.timeout), "--output", h5, "--force"]
+    return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, f"bench {len(hosts)} hosts",
+                   give_up=re.compile(r"did not answer|timed out after"))
+
+
+RANK_HOST = re.compile(r"rank (\d+) \(([^)\s]+)\)")
+
+
+REPORTER = re.compile(r"rank \d+ \(([^)\s]+)\): timed out after")
+
+
+def died_in(err, hosts):
+    """Hosts the run's roll calls name as silent ("rank 2 (gc3), rank 5 (gc6) did not answer")
+    that never reported a timeout themselves: a dead, frozen or cut-off host cannot, while the
+    two ends of a link that carries nothing each name the other silent and both report."""
+    reporters = {m.group(1) for m in REPORTER.finditer(err)}
+    named = {}
+    for line in err.splitlines():
+        if "did not answer" not in line:
+            continue
+        head = line.split(" did not answer", 1)[0].rsplit(": ", 1)[-1]   # "...step 3): rank 1 (b), rank 4 (e)"
+        for m in RANK_HOST.finditer(head):
+            if m.group(2) in hosts and m.group(2) not in reporters:
+                named.setdefault(m.group(2), f"rank {m.group(1)} did not answer mid-run (dead, stopped or stuck)")
+    return named
+
+
+def min_budget(nhosts, ppn, nsizes, doctor_s=5.0):
+    """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
+    n = nhosts * ppn
+    cases = 2 * (n - 1 + (n % 2)) * nsizes
+    return doctor_s + ANALYSIS_S + START_S_PER_HOST * nhosts + 2.0 + cases * (CASE_OVERHEAD_S + 1.15 * MIN_CASE_TIME_S)
+
+
+def default_budget(nhosts, ppn, nsizes):
+    """Without --budget: about four times the minimum, so that every case gets ~1 s."""
+    return round(4 * min_budget(nhosts, ppn, nsizes))
+
+
+def _judge(a, h5, ran_on, notes):
+    from .schema import load_run
+    from .suspects import analyze
+    run = load_run(h5)
+    if not run.cases:
+        return run, None
+    # The ranks' hostnames may differ from the allocation's names (FQDN, an address): the
+    # launcher placed rank r on ran_on[r // ranks-per-host], so name them that way.
+    ppn = a.ranks_per_host
+    if not set(run.hosts[:run.nranks]) <= set(ran_on) and run.nranks == len(ran_on) * ppn:
+        notes.append(f"the ranks' hostnames ({', '.join(sorted(set(run.hosts[:run.nranks])))}) are not the "
+                     "allocation's: named by where the launcher placed each rank")
+        run.hosts = [ran_on[r // ppn] for r in range(run.nranks)] + list(run.hosts[run.nranks:])
+    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
+    return run, rep
+
+
+def _sizes(a):
+    from .schema import parse_bytes
+    b, e = parse_bytes(a.min_bytes), parse_bytes(a.max_bytes)
+    if b <= 0 or e < b:
+        raise InputError(f"--min-bytes {a.min_bytes}, --max-bytes {a.max_bytes}: need 0 < min <= max")
+    n = 1
+    while b * 2 ** n <= e:
+        n += 1
+    return n
+
+
+def validate(a) -> int:
+    t0 = time.monotonic()
+    hosts = slurm_hosts() if a.slurm else read_hostfile(a.hostfile)
+    if a.ranks_per_host < 1:
+        raise InputError(f"--ranks-per-host {a.ranks_per_host}: must be >= 1")
+    if len(hosts) < 2 and a.ranks_per_host < 3:
+        raise InputError(f"{len(hosts)} host: validate compares hosts (or, on one host, 3 or more ranks: "
+                         "--ranks-per-host) with each other")
+    nsizes = _sizes(a)
+    need = min_budget(len(hosts), a.ranks_per_host, nsizes)
+    budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes)
+    if budget < need:
+        raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
+                         f"{nsizes} sizes: it needs at least {need:.0f} s")
+    gdr = a.gdrbench or os.environ.get("GDR_GDRBENCH") or shutil.which("gdrbench")
+    if not gdr:
+        raise InputError("cannot find the gdrbench binary: give --gdrbench PATH")
+    os.makedirs(a.out, exist_ok=True)
+    rec = Recorder(a.out)
+    lau = Launcher("slurm" if a.slurm else "mpirun", shlex.split(a.launcher_args or ""), gdr)
+    end = t0 + budget
+    notes = []
+
+    doctor, failed = doctor_phase(rec, lau, hosts, t0 + min(30.0, 0.2 * budget), a.out)
+    if a.mem == "cuda":
+        failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
+    alive = [h for h in hosts if h not in failed]
+    run = rep = None
+    h5_used, ran_on, down = None, [], []
+    for attempt in (1, 2):
+        if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
+            notes.append(f"{len(alive)} host(s) left: nothing to compare")
+            break
+        cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0)
+        if case_time < MIN_CASE_TIME_S:
+            notes.append(f"run {attempt}: not enough budget left for {len(alive)} hosts ({case_time:.2f} s a case)")
+            break
+        h5 = os.path.join(a.out, f"run{attempt}.h5")
+        ran_on = list(alive)
+        rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5, case_time)
+        notes.append(f"run {attempt}: {len(alive)} hosts, {cases} cases of about {case_time:.2f} s, "
+                     f"exit {rc}{' (killed at the budget)' if to else ''}")
+        if rc == 0 and not to:
+            h5_used = h5
+            break
+        gone = died_in(err + _file_error(h5), alive)
+        gone.update({h: w for h, w in probe(rec, lau, alive, min(end - ANALYSIS_S, time.monotonic() + 15)).items()
+                     if h not in gone})
+        if not gone:
+            lost = down_links(err, alive)
+            down += lost
+            notes.append(f"run {attempt} failed and no host was found dead" +
+                         (f"; links that carry nothing: {', '.join(f.what for f in lost)}" if lost
+                          else f": {err.strip()[-300:]}"))
+            h5_used = h5 if os.path.exists(h5) else None
+            break
+        failed.update(gone)
+        alive = [h for h in alive if h not in failed]
+        h5_used = h5 if os.path.exists(h5) else None   # the cases finished, if no second run fits
+    if h5_used:
+        try:
+            run, rep = _judge(a, h5_used, ran_on, notes)
+        except InputError as e:
+            notes.append(f"{h5_used}: not judged ({e})")
+    findings = (findings_of(rep, run) if rep else []) + down
+    verdicts = host_verdicts(hosts, findings, failed, doctor)
+    unjudged = rep is None and any(v.status == "healthy" for v in verdicts)
+    if unjudged:
+        notes.append("no run could be judged: the hosts called healthy were not measured")
+    if run is not None and not a.no_report:
+        from .report import write_report
+        try:
+            write_report(run, os.path.join(a.out, "report.html"), title="gdrbench validate")
+        except Exception as e:  # the verdict stands without its page
+            notes.append(f"report.html not written ({e})")
+    elapsed = time.monotonic() - t0
+    notes.append(f"{elapsed:.1f} s of a {budget:g} s budget ({'kept' if elapsed <= budget else 'EXCEEDED'})")
+    code = (EXIT_INTERNAL if unjudged and not (failed or down) else EXIT_FAILED if failed or down
+            else EXIT_SUSPECT if findings else EXIT_HEALTHY)
+    doc = {"hosts": hosts, "launcher": lau.kind, "budget_s": budget, "elapsed_s": round(elapsed, 2),
+           "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
+           "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
+                                                                  for f in findings],
+           "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
+           "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
+    from .cli import dump_json
+    with open(os.path.join(a.out, "validate.json"), "w", encoding="utf-8") as f:
+        dump_json(doc, f)
+    write_junit(os.path.join(a.out, "validate.xml"), verdicts, elapsed)
+    if a.json:
+        dump_json(doc)
+    else:
+        print(format_table(verdicts, findings, notes + [f"files: {a.out}/validate.json, validate.xml, "
+                                                        "report.html, commands.log, doctor.json, run*.h5"]))
+    return code
+
+
+def _file_error(h5):
+    try:
+        import h5py
+        with h5py.File(h5, "r") as f:
+            e = f.attrs.get("error", "")
+            return " " + (e.decode() if isinstance(e, bytes) else str(e))
+    except Exception:  # no file, or a file the writer left open: nothing to add
+        return ""
+
+
+def add_parser(sub, pct, exit_codes_doc):
+    v = sub.add_parser("validate", help="acceptance run of a cluster: doctor, patterns, per-host verdict",
+                       description=__doc__.split("\n\n")[1] + " " + exit_codes_doc)
+    g = v.add_mutually_exclusive_group(required=True)
+    g.add_argument("--hostfile", metavar="FILE", help="an Open MPI hostfile (host [slots=N] per line)")
+    g.add_argument("--slurm", action="store_true", help="the Slurm allocation this runs in (srun --mpi=pmix)")
+    v.add_argument("--budget", type=float, metavar="SECONDS",
+                   help="wall-clock seconds for the whole validation (default: sized from the host count)")
+    v.add_argument("--launcher-args", metavar="ARGS", default=os.environ.get("GDR_VALIDATE_LAUNCHER_ARGS", ""),
+                   help="extra mpirun/srun arguments, one string (default $GDR_VALIDATE_LAUNCHER_ARGS)")
+    v.add_argument("-T", "--transport", default="mpi", choices=("mpi", "ucx", "verbs"), help="default mpi")
+    v.add_argument("--mem", default="host", choices=("host", "cuda"),
+                   help="cuda: a host whose doctor says not ready fails (default host)")
+    v.add_argument("--ranks-per-host", type=int, default=1, help="ranks on each host (default 1; one per GPU)")
+    v.add_argument("--min-bytes", default="1M", help="smallest message (default 1M)")
+    v.add_argument("--max-bytes", default="8M", help="largest message, sizes double (default 8M: 4 sizes)")
+    v.add_argument("--window", type=int, default=8, help="messages in flight per bw iteration (default 8)")
+    v.add_argument("--warmup", type=int, default=3, help="untimed iterations per case (default 3)")
+    v.add_argument("--timeout", type=int, default=15, help="longest single wait in the run, s (default 15)")
+    v.add_argument("--min-slowdown", type=pct, default=7.0, metavar="PCT",
+                   help="a part must be this much slower than its peers, percent (default 7)")
+    v.add_argument("--z", type=float, default=5.0, help="and this many robust sd (default 5)")
+    v.add_argument("--p0", type=float, default=0.01,
+                   help="outliers per comparison in a healthy run (default 0.01: with one rank per host a link "
+                   "is judged once per size, and 2 outliers of 3 sizes must be enough)")
+    v.add_argument("--out", default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
+                   help="folder for validate.json, validate.xml, report.html, commands.log, run*.h5")
+    v.add_argument("--no-report", action="store_true", help="skip report.html (saves ~5 s)")
+    v.add_argument("--gdrbench", metavar="PATH", help="the binary to launch (default: the one running this)")
+    v.add_argument("--json", action="store_true", help="print validate.json instead of the table")
+    v.set_defaults(func=validate)

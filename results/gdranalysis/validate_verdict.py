@@ -1,0 +1,157 @@
+"""Per-host verdicts of `gdrbench validate` from a `suspects` report, and the
+files it writes (JSON, JUnit XML).
+
+A host is `failed` (it did not answer, died mid-run, or its doctor said not
+ready where that matters), else `suspect` (a part of it was named: its NIC as
+a sender or a receiver, one of its ranks, or a link that ends on it), else
+`healthy`. The parts named are also given once each, as `findings`:
+`host` (every rank of it or every link from/to it slow: its NIC or the host),
+`nic-egress` / `nic-ingress` (one rank per host: its sending or receiving
+side), `rank` (a rank among several on a host: its GPU, PCIe or CPU) and
+`link` (two hosts, the direction(s) slow) and `link-down` (two hosts that both
+answer but whose transfers to each other never complete). A link that ends on a host named
+as a whole is explained by that host and is not listed again.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import xml.etree.ElementTree as ET
+
+
+@dataclasses.dataclass
+class Finding:
+    kind: str          # host, nic-egress, nic-ingress, rank, link
+    hosts: tuple       # the host, or the link's two hosts (sorted)
+    what: str          # "gc3", "rank 5 on gc3", "gc1<->gc3"
+    slower: float      # times slower than its peers (median over its outlier comparisons)
+    evidence: str
+
+
+@dataclasses.dataclass
+class HostVerdict:
+    host: str
+    status: str        # healthy, suspect, failed
+    why: str = ""
+    doctor: str = ""
+
+
+def _rank_findings(rep, run, named_hosts):
+    """Ranks named as sender/receiver/rank, grouped per host."""
+    per_host = {}
+    for s in rep.suspects:
+        if s.kind != "rank":
+            continue
+        r = int(s.what.split()[1])
+        per_host.setdefault(run.host_of(r), []).append((r, s))
+    out = []
+    for h, items in sorted(per_host.items()):
+        if h in named_hosts:
+            continue
+        nranks_h = sum(1 for r in range(run.nranks) if run.host_of(r) == h)
+        for r, s in items:
+            roles = set(s.as_)
+            ev = f"outlier in {s.outlier_in}/{s.measured_in} comparisons, worst {s.worst}"
+            if nranks_h == 1 and roles <= {"sender"}:
+                out.append(Finding("nic-egress", (h,), h, s.median_ratio, "sends slow: " + ev))
+            elif nranks_h == 1 and roles <= {"receiver"}:
+                out.append(Finding("nic-ingress", (h,), h, s.median_ratio, "receives slow: " + ev))
+            elif nranks_h == 1:
+                out.append(Finding("host", (h,), h, s.median_ratio, f"slow as {','.join(sorted(roles))}: " + ev))
+            else:
+                out.append(Finding("rank", (h,), f"rank {r} on {h}", s.median_ratio,
+                                   f"slow as {','.join(sorted(roles))}: " + ev))
+    return out
+
+
+def findings_of(rep, run) -> list:
+    """The parts a suspects report names, each once (see the module doc)."""
+    named_hosts = set(rep.hosts)
+    found = []
+    for h in sorted(named_hosts):
+        ss = [s for s in rep.suspects if h in s.host.split(">")]
+        ratio = max((s.median_ratio for s in ss), default=float("nan"))
+        found.append(Finding("host", (h,), h, ratio, "every rank of it, or every link from/to it, is a suspect"))
+    found += _rank_findings(rep, run, named_hosts)
+    links = {}
+    for s in rep.suspects:
+        if s.kind not in ("link", "hostlink"):
+            continue
+        if s.kind == "link":
+            a, b = (run.host_of(int(x)) for x in s.what.split(">"))
+        else:
+            a, b = s.what.split(">")
+        if a == b or {a, b} & named_hosts:
+            continue
+        key = tuple(sorted((a, b)))
+        prev = links.get(key)
+        dirs = (prev[1] if prev else set()) | {f"{a}>{b}"}
+        links[key] = (max(s.median_ratio, prev[0] if prev else 0.0), dirs)
+    for (a, b), (ratio, dirs) in sorted(links.items()):
+        found.append(Finding("link", (a, b), f"{a}<->{b}", ratio, "slow direction(s): " + ", ".join(sorted(dirs))))
+    return found
+
+
+LOST_PEER = re.compile(r"rank \d+ \(([^)\s]+)\): timed out after ([\d.]+) s waiting for an? (send|receive) "
+                       r"of \d+ B (?:to|from) rank \d+ \(([^)\s]+)\)")
+
+
+def down_links(err, hosts) -> list:
+    """A run that timed out with every host answering its roll call: the host pairs whose
+    transfers never completed ("rank 0 (a): timed out after 15 s waiting for a receive of
+    4 B from rank 1 (b)") are links that carry nothing."""
+    pairs = {}
+    for m in LOST_PEER.finditer(err):
+        a, b = m.group(1), m.group(4)
+        if a != b and a in hosts and b in hosts:
+            pairs.setdefault(tuple(sorted((a, b))), f"{a} timed out after {m.group(2)} s waiting for a "
+                             f"{m.group(3)} {'to' if m.group(3) == 'send' else 'from'} {b}")
+    return [Finding("link-down", k, f"{k[0]}<->{k[1]}", float("inf"), ev) for k, ev in sorted(pairs.items())]
+
+
+def _describe(f) -> str:
+    if f.kind == "link-down":
+        return f"link {f.what} down ({f.evidence})"
+    return f"{f.kind} {f.what} {f.slower:.2f}x slower ({f.evidence})"
+
+
+def host_verdicts(hosts, findings, failed, doctor) -> list:
+    """One verdict per host of the allocation, in its order."""
+    out = []
+    for h in hosts:
+        if h in failed:
+            out.append(HostVerdict(h, "failed", failed[h], doctor.get(h, "")))
+            continue
+        mine = [f for f in findings if h in f.hosts]
+        if mine:
+            why = "; ".join(_describe(f) for f in mine)
+            out.append(HostVerdict(h, "suspect", why, doctor.get(h, "")))
+        else:
+            out.append(HostVerdict(h, "healthy", "", doctor.get(h, "")))
+    return out
+
+
+def format_table(verdicts, findings, notes) -> str:
+    w = max([len(v.host) for v in verdicts] + [4])
+    lines = [f"{'host':<{w}}  {'verdict':<8}  {'doctor':<10}  why"]
+    for v in verdicts:
+        lines.append(f"{v.host:<{w}}  {v.status:<8}  {v.doctor or '-':<10}  {v.why or '-'}")
+    for f in findings:
+        lines.append(f"# finding: {_describe(f)}")
+    lines += [f"# {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def write_junit(path, verdicts, elapsed_s) -> None:
+    """One testsuite, one testcase per host: failure for a suspect, error for a failed host."""
+    suite = ET.Element("testsuite", name="gdrbench validate", tests=str(len(verdicts)),
+                       failures=str(sum(v.status == "suspect" for v in verdicts)),
+                       errors=str(sum(v.status == "failed" for v in verdicts)), time=f"{elapsed_s:.1f}")
+    for v in verdicts:
+        tc = ET.SubElement(suite, "testcase", classname="gdrbench.validate", name=v.host)
+        if v.status == "suspect":
+            ET.SubElement(tc, "failure", message="suspect", type="suspect").text = v.why
+        elif v.status == "failed":
+            ET.SubElement(tc, "error", message="failed", type="failed").text = v.why
+    ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)
