@@ -87,6 +87,7 @@ def _untrusted(runs) -> list:
     ended `complete` (the gate rule, README "Analysis")."""
     why = []
     for r in runs:
+        r = getattr(r, "run", r)  # an api.RunResult holds the schema's Run
         if r.status != "complete":
             why.append(f"{r.path}: status '{r.status}', not complete")
         wrong = sum(1 for c in r.cases if (c.get("wrong") or 0) > 0)
@@ -112,9 +113,9 @@ def _warn(prog):
 def cmd_compare(a) -> int:
     from .api import load_run
     from .compare import format_table
-    cmp = load_run(a.base).compare(load_run(a.new), threshold_pct=a.threshold, confidence=a.confidence,
-                                   n_resamples=a.resamples, method=a.method, seed=a.seed,
-                                   run_noise=a.run_noise)
+    base, new = load_run(a.base), load_run(a.new)
+    cmp = base.compare(new, threshold_pct=a.threshold, confidence=a.confidence,
+                       n_resamples=a.resamples, method=a.method, seed=a.seed, run_noise=a.run_noise)
     if a.json:
         dump_json(cmp.as_dict())
     else:
@@ -137,7 +138,8 @@ def cmd_stragglers(a) -> int:
 def cmd_suspects(a) -> int:
     from .api import load_run
     from .suspects import format_table
-    rep = load_run(a.run).suspects(z=a.z, min_slowdown_pct=a.min_slowdown, case=a.case, p0=a.p0, alpha=a.alpha)
+    run = load_run(a.run)
+    rep = run.suspects(z=a.z, min_slowdown_pct=a.min_slowdown, case=a.case, p0=a.p0, alpha=a.alpha)
     if a.json:
         dump_json(rep.as_dict())
     else:
