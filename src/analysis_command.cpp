@@ -32,6 +32,7 @@ constexpr AnalysisSub kSubs[] = {
     {"report", "self-contained HTML report with plots (--html OUT.html); see --help"},
     {"history", "trend of one case across archived result files (--case ...); see --help"},
     {"suspects", "the links, ranks and hosts that are outliers (exit 1 if any); see --help"},
+    {"export", "a run as Prometheus metrics (--openmetrics RUN.h5 [-o FILE.prom]); see --help"},
 };
 
 bool has_package(const fs::path& dir) {

@@ -6,6 +6,7 @@
 #include "analysis_command.h"
 #include "commands.h"
 #include "doctor/doctor.h"
+#include "generate_docs.h"
 #include "core/errors.h"
 #include "seal_watch.h"
 #include "version.h"
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   gdr::doctor::add_command(app, exit_code);
   gdr::add_analysis_commands(app, exit_code);
+  gdr::add_generate_docs_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -38,7 +40,7 @@ int main(int argc, char** argv) {
     // CLI11 calls an unknown first word "A subcommand is required": name it.
     if (dynamic_cast<const CLI::RequiredError*>(&e) && argc > 1 && app.get_subcommands().empty()) {
       gdr::usage_error_line(fmt::format("unknown {} '{}' (use run, list, doctor, compare, report, "
-                                        "history, stragglers or suspects; see gdrbench --help)",
+                                        "history, stragglers, suspects or export; see gdrbench --help)",
                                         argv[1][0] == '-' ? "option" : "subcommand", argv[1]));
       return gdr::kExitUsage;
     }

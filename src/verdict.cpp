@@ -27,7 +27,7 @@ void Verdict::add(const CaseRecord& r) {
   if (c.reference || !(r.slowest.mean > 0)) return;
   rows_.push_back({c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), c.bytes,
                    c.src, r.busbw_gbps, r.slowest.mean * 1e6, r.pct_peak, r.peak_gbps > 0, r.via_host,
-                   r.via_host_cause});
+                   r.via_host_cause, r.path_unknown});
 }
 
 std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string, std::string>>& facts,
@@ -53,7 +53,9 @@ std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string,
       // GPUDirect at the largest size run: the bytes stayed off host memory.
       const Row* big = *std::max_element(rows.begin(), rows.end(),
                                          [](auto* a, auto* b) { return a->bytes < b->bytes; });
-      if (!big->via_host) {
+      if (!big->unknown.empty()) {
+        line += fmt::format("; GPUDirect: unknown at {} B ({})", big->bytes, big->unknown);
+      } else if (!big->via_host) {
         line += fmt::format("; GPUDirect: yes (no host copy at {} B)", big->bytes);
       } else {
         std::string why = doctor_reason(facts);

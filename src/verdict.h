@@ -27,6 +27,7 @@ class Verdict {
     double busbw = 0, time_us = 0, pct = 0;
     bool has_peak = false, via_host = false;
     std::string cause;
+    std::string unknown;  // the path is not established: why (then no "yes")
   };
   std::vector<Row> rows_;
 };

@@ -1,5 +1,5 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history> ...`,
-which is what `gdrbench compare|stragglers|suspects|report|history ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|export> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history|export ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
@@ -87,6 +87,7 @@ def _untrusted(runs) -> list:
     ended `complete` (the gate rule, README "Analysis")."""
     why = []
     for r in runs:
+        r = getattr(r, "run", r)  # an api.RunResult holds the schema's Run
         if r.status != "complete":
             why.append(f"{r.path}: status '{r.status}', not complete")
         wrong = sum(1 for c in r.cases if (c.get("wrong") or 0) > 0)
@@ -110,10 +111,10 @@ def _warn(prog):
 # ---- subcommands ---------------------------------------------------------------
 
 def cmd_compare(a) -> int:
-    from .compare import compare_runs, format_table
-    from .schema import load_run
+    from .api import load_run
+    from .compare import format_table
     base, new = load_run(a.base), load_run(a.new)
-    cmp = compare_runs(base, new, threshold_pct=a.threshold, confidence=a.confidence,
+    cmp = base.compare(new, threshold_pct=a.threshold, confidence=a.confidence,
                        n_resamples=a.resamples, method=a.method, seed=a.seed, run_noise=a.run_noise)
     if a.json:
         dump_json(cmp.as_dict())
@@ -135,11 +136,10 @@ def cmd_stragglers(a) -> int:
 
 
 def cmd_suspects(a) -> int:
-    from .schema import load_run, parse_case_spec
-    from .suspects import analyze, format_table
+    from .api import load_run
+    from .suspects import format_table
     run = load_run(a.run)
-    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, spec=parse_case_spec(a.case) if a.case else None,
-                  p0=a.p0, alpha=a.alpha)
+    rep = run.suspects(z=a.z, min_slowdown_pct=a.min_slowdown, case=a.case, p0=a.p0, alpha=a.alpha)
     if a.json:
         dump_json(rep.as_dict())
     else:
@@ -191,11 +191,19 @@ def cmd_history(a) -> int:
     return _gate(f"{PROG} history", runs, EXIT_OK)
 
 
+def cmd_export(a) -> int:
+    from . import openmetrics
+    from .api import load_run
+    text = openmetrics.render(load_run(a.run))
+    openmetrics.write(text, a.output, sys.stdout)
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history}",
+    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,export}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -275,6 +283,17 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
+    e = sub.add_parser("export", help="write a run as Prometheus metrics (node_exporter textfile collector)",
+                       description="Write one run's results as Prometheus/OpenMetrics gauges: per sweep point "
+                       "busbw, iteration time, %peak, wrong elements, direct/staged; per rank, host and suspect link the "
+                       "suspect state (docs/prometheus.md says which series and how they stay bounded).")
+    e.add_argument("--openmetrics", action="store_true", required=True,
+                   help="the format (the only one so far): Prometheus text, textfile-collector ready")
+    e.add_argument("run", metavar="RUN.h5")
+    e.add_argument("-o", "--output", metavar="FILE",
+                   help="write FILE atomically (temporary file, then rename) instead of stdout; "
+                   "name it *.prom inside node_exporter's --collector.textfile.directory")
+    e.set_defaults(func=cmd_export)
     return p
 
 
