@@ -8,9 +8,14 @@
 #include "doctor/doctor.h"
 #include "generate_docs.h"
 #include "core/errors.h"
+#include "seal_watch.h"
 #include "version.h"
 
+#include <string_view>
+
 int main(int argc, char** argv) {
+  // The result file's watcher (src/seal_watch.h), started by rank 0 itself.
+  if (argc > 1 && std::string_view(argv[1]) == "--seal-watch") return gdr::seal_watch_main(argc, argv);
   CLI::App app{"gdrbench: GPUDirect RDMA, UCX and host-staged communication benchmarks"};
   app.set_version_flag("--version", fmt::format("gdrbench {} ({})", gdr::kVersion, gdr::kGitCommit));
   app.require_subcommand(1);

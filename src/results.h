@@ -73,6 +73,7 @@ class ResultSink {
 };
 
 std::unique_ptr<ResultSink> make_table_sink();          // stdout
-std::unique_ptr<ResultSink> make_jsonl_sink(const std::string& path, bool force);
+// Writes wait at most `timeout` seconds for a slow reader (a pipe, a FIFO).
+std::unique_ptr<ResultSink> make_jsonl_sink(const std::string& path, bool force, double timeout);
 
 }  // namespace gdr

@@ -22,6 +22,27 @@ std::string doctor_reason(const std::vector<std::pair<std::string, std::string>>
 
 }  // namespace
 
+// A transport's own library slower than the MPI's path on the same run (UCX's
+// host path at 64 MiB: Open MPI uses its shared memory there, not UCX): the
+// largest bw size both ran, said with the MPI's figure, when under 0.9x.
+std::string Verdict::slower_than_mpi(const Groups& groups, const Key& key, const std::vector<const Row*>& rows) {
+  auto& [transport, mem, path] = key;
+  auto mpi = groups.find({"mpi", mem, path});
+  if (transport == "mpi" || mpi == groups.end()) return {};
+  const Row *ours = nullptr, *theirs = nullptr;
+  for (auto* r : rows)
+    for (auto* m : mpi->second)
+      if (r->test == "bw" && m->test == "bw" && r->bytes == m->bytes && r->src == m->src &&
+          (!ours || r->bytes > ours->bytes)) {
+        ours = r;
+        theirs = m;
+      }
+  if (!ours || !(theirs->busbw > 0) || ours->busbw >= 0.9 * theirs->busbw) return {};
+  return fmt::format("; bw at {} B is {:.2f}x the mpi transport's {:.2f} GB/s in this run: {}'s own library "
+                     "is slower there than the MPI's path",
+                     ours->bytes, ours->busbw / theirs->busbw, theirs->busbw, transport);
+}
+
 void Verdict::add(const CaseRecord& r) {
   const CaseParams& c = r.params;
   if (c.reference || !(r.slowest.mean > 0)) return;
@@ -32,8 +53,7 @@ void Verdict::add(const CaseRecord& r) {
 
 std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string, std::string>>& facts,
                                         const std::string& shared_gpu) const {
-  using Key = std::tuple<std::string, std::string, std::string>;  // transport, mem, path
-  std::map<Key, std::vector<const Row*>> groups;
+  Groups groups;
   for (auto& r : rows_) groups[{r.transport, r.mem, r.path}].push_back(&r);
   std::vector<std::string> out;
   for (auto& [key, rows] : groups) {
@@ -49,6 +69,7 @@ std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string,
       line += fmt::format(" best {:.2f} GB/s ({} {} B, {})", bw->busbw, bw->test, bw->bytes,
                           pct(bw->pct, bw->has_peak));
     if (lat) line += fmt::format("{} smallest latency {:.2f} us ({} B)", bw ? ";" : "", lat->time_us, lat->bytes);
+    line += slower_than_mpi(groups, key, rows);
     if (mem == "cuda" && path == "direct") {
       // GPUDirect at the largest size run: the bytes stayed off host memory.
       const Row* big = *std::max_element(rows.begin(), rows.end(),

@@ -190,6 +190,25 @@ TEST(Verdict, BestLatencyGpuDirectAndFactor) {
   EXPECT_EQ(lines[1], "shared GPU line");
 }
 
+// UCX's host path slower than the MPI's in the same run: the ucx line says so,
+// with the mpi figure; within 0.9x nothing is said.
+TEST(Verdict, SlowerThanMpiSaysSo) {
+  gdr::Verdict v;
+  v.add(row("bw", "host", gdr::Path::direct, 64 << 20, 10.0, 4.2));
+  auto mpi = row("bw", "host", gdr::Path::direct, 64 << 20, 6.0, 6.8);
+  mpi.params.transport = "mpi";
+  v.add(mpi);
+  auto lines = v.lines({}, "");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].find("slower"), std::string::npos) << lines[0];  // mpi's own line
+  EXPECT_NE(lines[1].find("bw at 67108864 B is 0.62x the mpi transport's 6.80 GB/s in this run: ucx's own "
+                          "library is slower there"), std::string::npos) << lines[1];
+  gdr::Verdict w;
+  w.add(row("bw", "host", gdr::Path::direct, 64 << 20, 10.0, 6.5));
+  w.add(mpi);
+  EXPECT_EQ(w.lines({}, "")[1].find("slower"), std::string::npos);
+}
+
 // A device row whose path nobody established never reads "GPUDirect: yes",
 // even though nothing flagged it as going through host memory.
 TEST(Verdict, UnknownPathIsNeverYes) {
