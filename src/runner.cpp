@@ -166,6 +166,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
   std::vector<Planned> out;
   std::set<std::string> noted;
   auto note = [&](std::string s) { if (noted.insert(s).second) notes.push_back(std::move(s)); };
+  std::set<std::string> slots_capped;  // tests whose --slots N was cut (noted once, at the first size)
   for (auto& test : o.tests) {
     const TestInfo& ti = *find_test(test);
     for (MemKind mem : o.mems) {
@@ -184,6 +185,11 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             c.count = bytes / unit;
             c.bytes = c.count * unit;
             if (ti.complete) ti.complete(c, o.sizes.back(), n);
+            // --slots N is capped by the buffers and by the messages of a window or batch: say so once.
+            if (o.slots > 0 && c.slots > 0 && c.slots < o.slots && slots_capped.insert(test).second)
+              note(fmt::format("--slots {}: {} uses {} from {} B on (one per message of a window or batch at "
+                               "most, as many as the buffers hold; each case's `slots` says how many)",
+                               o.slots, test, c.slots, c.bytes));
             if (o.iters == 0 || o.warmup < 0) {
               IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
               if (o.iters == 0) c.iters = n.iters;

@@ -100,6 +100,11 @@ def auto_slots(np_, transport):
     got = {int(a["bytes"]): (int(a["slots"]), int(a["wrong"])) for a, _ in cases if int(a["reference"]) == 0}
     want = {256 << 10: (64, 1), 1 << 20: (16, 1), 4 << 20: (4, 1), 16 << 20: (1, 1)}
     check(got == want, f"bytes -> (slots, wrong): {got}, expected {want}")
+    # --slots N above what the buffers hold is cut, and said once per test (never silently).
+    p = mpirun(np_, ["run", "-t", "bw", "-T", transport, "-b", "4M", "-e", "4M", "--slots", "64", "-n", "2",
+                     "-w", "0", "--output", os.path.join(d, "c.h5")])
+    check(p.returncode == 0, f"--slots 64: exit {p.returncode}\n{p.stderr}")
+    check(p.stdout.count("# note: --slots 64: bw uses 16 from 4194304 B on") == 1, f"no cap note:\n{p.stdout}")
 
 
 if __name__ == "__main__":
