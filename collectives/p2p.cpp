@@ -7,8 +7,9 @@
 //           time per message = iteration time / window.
 //  bibw:    both directions at once, `window` messages each way.
 // Every message carries a pattern of its sender, iteration and slot
-// (src/memory/pattern.h); with --check 1 the receiver verifies every byte of every
-// slot after each timed batch, in one kernel per batch for device memory.
+// (src/memory/pattern.h); the receiver verifies every byte of every slot of a
+// checked batch, in one kernel per batch for device memory: the batch after
+// the timed ones (--check after), or every timed batch too (--check every).
 // Message w lands in slot w mod slots of the receive buffer; --slots auto
 // keeps the slots of one buffer within kAutoSlotBytes (see complete_slots).
 #include <fmt/format.h>
@@ -69,7 +70,12 @@ class PointToPoint final : public Test {
     cap_ = slot_buffer_bytes(max_bytes);
     send_ = UniqueBuffer(&env.mem, cap_);
     recv_ = UniqueBuffer(&env.mem, cap_);
-    ack_ = UniqueBuffer(&env.mem, kAckBytes);
+    // The bw acknowledgement carries no data: host memory, so that neither rank
+    // touches the GPU for it inside the timed window (a 4 B device message goes
+    // through a host buffer with a copy on each side; without CUDA MPS each copy
+    // waited for a GPU context switch, and UCX 1.22, whose sender does the
+    // rendezvous copies, lost 20-40 % of device bw to it on an H200).
+    ack_ = UniqueBuffer(memory_ops(MemKind::host), kAckBytes);
     lead_ = UniqueBuffer(&env.mem, std::min(max_bytes, kLeadBytes));
     // Never time on zeros, even with --check 0: every slot carries a pattern.
     env.mem.fill_pattern(send_.data(), cap_, pattern::seed(env.boot.rank(), ~0ull, 0));
@@ -82,13 +88,15 @@ class PointToPoint final : public Test {
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
     slots_ = std::max(1, c.slots);
+    corrupted_ = false;
     if (static_cast<std::size_t>(slots_) * c.bytes > cap_)
       throw RunError(fmt::format("{}: {} slots of {} B exceed the {} B buffers", env.boot.me(), slots_, c.bytes, cap_));
     PairHooks h;
     // Latency: a batch of round trips, k in slot k mod slots_; bw, bibw: one
     // window per barrier. Each batch starts with an untimed lead exchange.
     h.batch = kind_ == Kind::latency ? kLatencyBatch : 1;
-    h.before = [&](const PairRole& r, int first, int n) { before(env, c, r, first, n); };
+    h.before = [&](const PairRole& r, int first, int n, bool checked) { before(env, c, r, first, n, checked); };
+    h.check_count = h.batch;  // latency: one batch of round trips; bw, bibw: one window
     h.lead = [&](const PairRole& r) { kind_ == Kind::latency ? lead(env, c, r) : lead_message(env, c, r); };
     h.once = [&](const PairRole& r, int it) { return once(env, c, r, it); };
     h.after = [&](const PairRole& r, int first, int n) { return after(env, c, r, first, n); };
@@ -120,8 +128,8 @@ class PointToPoint final : public Test {
   // batch's receives (one more for the lead round trip) before the barrier,
   // as a real application would have them waiting: a transport whose sender
   // needs the receiver's buffer first (verbs) then pays no extra hop.
-  void before(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
-    if (c.check && first >= 0 && sends(r)) {
+  void before(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n, bool checked) {
+    if (checked && sends(r)) {
       env.mem.fill_patterns(send_.data(), c.bytes, seeds(c, env.boot.rank(), first, n));
       env.mem.sync();
     }
@@ -204,8 +212,9 @@ class PointToPoint final : public Test {
   // Every slot that received something in this batch against the pattern
   // its sender wrote (a slot written twice holds the same message twice).
   std::uint64_t after(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
-    if (!c.check || !receives(r)) return 0;
-    if (first == 0 && selftest_corrupt() && env.boot.rank() == c.dst) flip_first_byte(env);
+    if (!receives(r)) return 0;
+    if (!corrupted_ && selftest_corrupt() && env.boot.rank() == c.dst) flip_first_byte(env);
+    corrupted_ = true;
     return env.mem.count_wrong_patterns(recv_.data(), c.bytes, seeds(c, r.peer, first, n));
   }
 
@@ -219,6 +228,7 @@ class PointToPoint final : public Test {
   Kind kind_;
   std::size_t cap_ = 0;
   int slots_ = 1, first_ = 0;
+  bool corrupted_ = false;  // GDR_SELFTEST_CORRUPT: the first checked batch of each case only
   std::vector<Request> pre_;   // latency: the batch's pre-posted receives
   std::vector<Request> reqs_;  // bw, bibw: the window's requests
   std::vector<std::uint64_t> seeds_;
@@ -235,7 +245,7 @@ double unit(int) { return 1.0; }
 Footprint p2p_footprint(const FootprintArgs& a) {
   if (!a.pattern.empty()) return patterns::footprint(a.test, a.pattern, a.max_bytes, a.ranks, a.rank);
   const std::size_t max = a.max_bytes;
-  return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), kAckBytes, std::min(max, kLeadBytes)}, 0};
+  return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), std::min(max, kLeadBytes)}, kAckBytes};
 }
 
 // OSU's counts (osu_util.h): latency 10000 iterations and 100 skipped up to

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "src/core/check_mode.h"
 #include "src/core/datatype.h"
 #include "src/memory/memory.h"
 #include "transports/transport.h"
@@ -36,7 +37,7 @@ struct CaseParams {
   int warmup = 5;
   bool iters_auto = false;  // --iters auto: the loops run as many as fit case_time
   double case_time = 1.0;   // seconds of timed work per case under iters_auto
-  bool check = true;
+  CheckMode check = CheckMode::after;
   int src = -1, dst = -1;  // p2p pair; -1 for collectives
   int window = 64;         // messages in flight per bw/bibw iteration
   int slots = 0;           // p2p: distinct buffers per side (0: auto; set by the test's complete hook)
@@ -55,6 +56,7 @@ struct CaseOutcome {
   // as many as the others (the count is agreed under --iters auto).
   std::vector<double> times;
   std::uint64_t wrong = 0;    // wrong elements summed over checked iterations
+  std::uint64_t checked = 0;  // iterations (windows, round trips) whose data this rank verified
 };
 
 // What a test's prepare() allocates: each buffer in the case's memory kind

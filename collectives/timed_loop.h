@@ -52,22 +52,26 @@ inline int agreed_iters(TestEnv& env, const CaseParams& c, double warm_seconds, 
 }
 
 // The skeleton of the batched loops: the warm-up iterations, then as many
-// timed ones as agreed_iters allows at the warm-up's pace.
-// phase(first, count, timed) runs iterations first .. first + count - 1.
+// timed ones as agreed_iters allows at the warm-up's pace, then (--check
+// after) `check_count` more, untimed and checked.
+// phase(first, count, timed, checked) runs iterations first .. first + count - 1.
 template <class Phase>
-void warm_then_timed(TestEnv& env, const CaseParams& c, CaseOutcome& out, Phase&& phase) {
+void warm_then_timed(TestEnv& env, const CaseParams& c, CaseOutcome& out, Phase&& phase, int check_count = 1) {
   const double w0 = now_seconds();
-  phase(-c.warmup, c.warmup, false);
+  phase(-c.warmup, c.warmup, false, false);
   const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
   out.times.reserve(iters);
-  phase(0, iters, true);
+  phase(0, iters, true, c.check == CheckMode::every);
+  if (c.check == CheckMode::after) phase(iters, std::max(1, std::min(check_count, iters)), false, true);
 }
 
 inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void* work,
                                         const std::function<void()>& op_once) {
   CaseOutcome out;
   const int rank = env.boot.rank(), n = env.boot.size();
-  auto one = [&](int it) {  // it < 0: warm-up
+  bool corrupted = false;
+  // The reduction is in place, so every iteration refills its input (untimed).
+  auto one = [&](int it, bool timed, bool checked) {  // it < 0: warm-up
     // Iteration index shifted so warm-up data differs from timed data.
     const int data_it = it + c.warmup;
     env.mem.fill_input(work, c.count, c.dtype, c.op, rank, data_it);
@@ -77,16 +81,16 @@ inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void*
     op_once();
     env.mem.sync();
     double t1 = now_seconds();
-    if (it < 0) return;
-    out.times.push_back(t1 - t0);
-    if (it == 0 && rank == n - 1 && selftest_corrupt()) corrupt_first_element(env, work, c);
-    if (c.check) out.wrong += env.mem.count_wrong(work, c.count, c.dtype, c.op, n, data_it);
+    if (timed) out.times.push_back(t1 - t0);
+    if (!checked) return;
+    if (!corrupted && rank == n - 1 && selftest_corrupt()) corrupt_first_element(env, work, c);
+    corrupted = true;
+    out.wrong += env.mem.count_wrong(work, c.count, c.dtype, c.op, n, data_it);
+    ++out.checked;
   };
-  const double w0 = now_seconds();
-  for (int it = -c.warmup; it < 0; ++it) one(it);
-  const int iters = agreed_iters(env, c, now_seconds() - w0, c.warmup);
-  out.times.reserve(iters);
-  for (int it = 0; it < iters; ++it) one(it);
+  warm_then_timed(env, c, out, [&](int first, int count, bool timed, bool checked) {
+    for (int it = first; it < first + count; ++it) one(it, timed, checked);
+  });
   return out;
 }
 
@@ -104,8 +108,9 @@ struct PairRole {
 // untimed, and only the pair's two ranks call the hooks.
 struct PairHooks {
   int batch = 1;
-  // Before the batch's barrier: fill what will be sent, post receives.
-  std::function<void(const PairRole&, int first, int n)> before = {};
+  // Before the batch's barrier: fill what will be sent (`checked`: with the
+  // patterns the check expects), post receives.
+  std::function<void(const PairRole&, int first, int n, bool checked)> before = {};
   // After the barrier, untimed: one exchange in the shape of the timed ones
   // (a round trip, a message each way), so the barrier's exit skew passes
   // before the first timed iteration. (It does not undo what a receiver's
@@ -114,8 +119,10 @@ struct PairHooks {
   std::function<void(const PairRole&)> lead = {};
   // One timed iteration: seconds, or NaN for a rank without a time.
   std::function<double(const PairRole&, int it)> once;
-  // After the batch: wrong elements among what arrived (timed batches only).
+  // After a checked batch: wrong elements among what arrived.
   std::function<std::uint64_t(const PairRole&, int first, int n)> after = {};
+  // Iterations per batch that the check batch after the timed ones runs (--check after).
+  int check_count = 1;
 };
 
 // Ranks outside the pair only join the barriers and record NaN.
@@ -124,10 +131,10 @@ inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const Pair
   const int me = env.boot.rank();
   PairRole role{me == c.src || me == c.dst, me == c.src, me == c.src ? c.dst : c.src};
   const int batch = std::max(1, h.batch);
-  auto phase = [&](int first, int count, bool timed) {
+  auto phase = [&](int first, int count, bool timed, bool checked) {
     for (int done = 0; done < count;) {
       const int it = first + done, n = std::min(batch, count - done);
-      if (role.in_pair && h.before) h.before(role, it, n);
+      if (role.in_pair && h.before) h.before(role, it, n, checked);
       if (role.in_pair && env.transport) env.transport->start_posted();  // untimed: before the barrier
       env.boot.barrier();
       if (role.in_pair && h.lead) h.lead(role);
@@ -135,11 +142,14 @@ inline CaseOutcome timed_pair_loop(TestEnv& env, const CaseParams& c, const Pair
         double t = role.in_pair ? h.once(role, it + k) : std::numeric_limits<double>::quiet_NaN();
         if (timed) out.times.push_back(t);
       }
-      if (timed && role.in_pair && h.after) out.wrong += h.after(role, it, n);
+      if (checked && role.in_pair && h.after) {
+        out.wrong += h.after(role, it, n);
+        out.checked += n;
+      }
       done += n;
     }
   };
-  warm_then_timed(env, c, out, phase);
+  warm_then_timed(env, c, out, phase, h.check_count);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "analysis_command.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,6 +13,7 @@
 #include <system_error>
 
 #include "env_vars.h"
+#include "shell_quote.h"
 #include "core/errors.h"
 
 namespace gdr {
@@ -30,6 +32,7 @@ constexpr AnalysisSub kSubs[] = {
     {"report", "self-contained HTML report with plots (--html OUT.html); see --help"},
     {"history", "trend of one case across archived result files (--case ...); see --help"},
     {"suspects", "the links, ranks and hosts that are outliers (exit 1 if any); see --help"},
+    {"export", "a run as Prometheus metrics (--openmetrics RUN.h5 [-o FILE.prom]); see --help"},
     {"validate", "acceptance run of a cluster: doctor, patterns, a verdict per host (exit 1/4); see --help"},
     {"simulate", "validate's error rates on simulated fleets, noise fitted to real runs; see --help"},
 };
@@ -54,9 +57,8 @@ fs::path executable_dir() {
 constexpr const char* kPackageDirs[] = {"../share/gdrbench", "share/gdrbench"};
 
 std::string analysis_package_dir() {
-  if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env) {
-    if (has_package(env)) return env;
-  }
+  if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env)
+    return has_package(env) ? env : "";  // a folder named on purpose: never another one instead
   fs::path exe_dir = executable_dir();
   if (!exe_dir.empty()) {
     for (const char* rel : kPackageDirs) {
@@ -78,6 +80,12 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
   const char* env_python = std::getenv("GDR_PYTHON");
   std::string python = (env_python && *env_python) ? env_python : "/usr/bin/python3";
   std::string dir = analysis_package_dir();
+  if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env && dir.empty()) {
+    fmt::print(stderr, "gdrbench {}: environment GDR_ANALYSIS_DIR={}: holds no gdranalysis/__main__.py "
+               "(want the folder that holds gdranalysis/, such as results/ or PREFIX/share/gdrbench)\n",
+               subcommand, shell_quote(env));
+    return kExitUsage;
+  }
   if (dir.empty()) {
     fmt::print(stderr,
                "gdrbench {}: cannot find the analysis package gdranalysis (looked in $GDR_ANALYSIS_DIR, "
@@ -95,6 +103,14 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
   for (auto& a : argv_s) argv.push_back(a.data());
   argv.push_back(nullptr);
 
+  // The analysis reports its own exit status through this pipe: a GDR_PYTHON
+  // that is not python3 (/bin/true) exits 0 without running anything, which
+  // must never read as "no regression".
+  int report[2];
+  if (pipe2(report, O_CLOEXEC | O_NONBLOCK) != 0) {
+    fmt::print(stderr, "gdrbench {}: pipe failed: {}\n", subcommand, std::strerror(errno));
+    return kExitRuntime;
+  }
   std::fflush(stdout);
   std::fflush(stderr);
   // Like system(): the child gets Ctrl-C, the parent waits for its status.
@@ -108,6 +124,8 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
     sigaction(SIGINT, &old_int, nullptr);
     sigaction(SIGQUIT, &old_quit, nullptr);
     setenv("PYTHONPATH", pythonpath.c_str(), 1);
+    int fd = dup(report[1]);  // without O_CLOEXEC: the analysis inherits it
+    setenv("GDR_ANALYSIS_STATUS_FD", std::to_string(fd).c_str(), 1);
     // validate launches this very binary on every host
     std::error_code ec;
     if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) setenv("GDR_GDRBENCH", exe.c_str(), 1);
@@ -137,6 +155,15 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
+  close(report[1]);
+  char got[16] = {};
+  ssize_t n = pid > 0 ? read(report[0], got, sizeof got - 1) : 0;  // the child is gone: never blocks
+  close(report[0]);
+  if (pid > 0 && n <= 0 && (rc == 0 || rc == 1)) {  // what would read as a verdict
+    fmt::print(stderr, "gdrbench {}: {} exited {} without running the analysis (GDR_PYTHON must be a "
+               "python3 with h5py, numpy, scipy and matplotlib)\n", subcommand, shell_quote(python), rc);
+    return kExitUsage;
+  }
   return rc;
 }
 

@@ -46,7 +46,11 @@ const std::vector<CaseField> kFields = {
     {"iters_auto", kHdf5, [](R r) { return FieldValue{r.params.iters_auto}; }},
     {"case_time_s", kHdf5, [](R r) { return r.params.iters_auto ? FieldValue{r.params.case_time} : Omit{}; }},
     {"warmup", kHdf5, [](R r) { return i64(r.params.warmup); }},
-    {"check", kHdf5, [](R r) { return FieldValue{r.params.check}; }},
+    // 0 none, 1 every timed iteration, 2 one untimed batch after them.
+    {"check", kHdf5, [](R r) { return i64(static_cast<int>(r.params.check)); }},
+    {"check_mode", kHdf5, [](R r) { return str(check_name(r.params.check)); }},
+    // Iterations whose data were verified (the most any rank verified).
+    {"checked_iters", kBoth, [](R r) { return i64(static_cast<std::int64_t>(r.checked_iters)); }},
     {"window", kHdf5, [](R r) { return uses_window(r.params) ? i64(r.params.window) : Omit{}; }},
     // p2p: distinct buffers per side.
     {"slots", kHdf5,
@@ -66,6 +70,7 @@ const std::vector<CaseField> kFields = {
     {"path_taken", kBoth, [](R r) { return str(r.path_taken); }},
     {"via_host", kBoth, [](R r) { return FieldValue{r.via_host}; }},
     {"via_host_cause", kHdf5, [](R r) { return r.via_host ? str(r.via_host_cause) : Omit{}; }},
+    {"path_unknown", kBoth, [](R r) { return r.path_unknown.empty() ? Omit{} : str(r.path_unknown); }},
     {"peak_gbps", kBoth, [](R r) { return r.peak_gbps > 0 ? FieldValue{r.peak_gbps} : Unknown{}; }},
     {"pct_peak", kBoth, [](R r) { return r.peak_gbps > 0 ? FieldValue{r.pct_peak} : Unknown{}; }},
     {"peak_source", kHdf5, [](R r) { return str(r.peak_gbps > 0 ? r.peak_source : r.peak_why); }},

@@ -11,6 +11,9 @@
 #include "case_fields.h"
 #include "core/errors.h"
 #include "link_matrix.h"
+#include "metadata.h"
+#include "output_lock.h"
+#include "shell_quote.h"
 
 namespace gdr {
 namespace {
@@ -26,8 +29,13 @@ struct H5Id {
 // The file's path, for errors raised below the sink (one sink per process).
 std::string g_path;
 
+// The system's reason rides along (errno as HDF5 left it: ENOSPC on a full disk).
 void check(herr_t rc, const char* call) {
-  if (rc < 0) throw RunError(fmt::format("rank 0: --output {}: HDF5 {} failed", g_path, call));
+  if (rc < 0) {
+    const int err = errno;
+    throw RunError(fmt::format("rank 0: --output {}: HDF5 {} failed{}", shell_quote(g_path), call,
+                               err ? fmt::format(" ({})", std::strerror(err)) : ""));
+  }
 }
 
 void attr_str(hid_t obj, const char* name, const std::string& v) {
@@ -94,11 +102,11 @@ void write_field(hid_t g, const char* key, const FieldValue& v) {
 
 class Hdf5Sink final : public ResultSink {
  public:
-  Hdf5Sink(const std::string& path, bool force) : path_(path) {
+  Hdf5Sink(const std::string& path, bool force, OutputLock* lock) : path_(path), lock_(lock) {
     g_path = path;
     if (std::string why = check_output_path(path, force, "--output"); !why.empty()) throw UsageError(why);
     file_ = H5Fcreate(path.c_str(), force ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
-    if (file_ < 0) throw UsageError(fmt::format("--output {}: cannot create the HDF5 file", path));
+    if (file_ < 0) throw UsageError(fmt::format("--output {}: cannot create the HDF5 file", shell_quote(path)));
     cases_ = H5Gcreate2(file_, "cases", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   }
   ~Hdf5Sink() override { close(); }
@@ -126,6 +134,7 @@ class Hdf5Sink final : public ResultSink {
   void add(const CaseRecord& r) override {
     const double t0 = now_seconds();
     std::string name = fmt::format("{:05d}", n_cases_++);
+    partial_ = name;  // until its flush lands: end() removes a case the disk cut short
     H5Id g{H5Gcreate2(cases_, name.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     const CaseParams& c = r.params;
     for (const CaseField& f : case_fields()) write_field(g, f.key, field_value(f, r, kHdf5));
@@ -136,8 +145,9 @@ class Hdf5Sink final : public ResultSink {
     check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, r.times.data()), "H5Dwrite");
     attr_str(d, "units", "seconds");
     attr_num(file_, "cases_completed", n_cases_);
-    if (const TestInfo* ti = find_test(c.test); ti && ti->point_to_point) links_.add(r, ti->algbw_bytes(c));
     flush();
+    partial_.clear();
+    if (const TestInfo* ti = find_test(c.test); ti && ti->point_to_point) links_.add(r, ti->algbw_bytes(c));
     const double dt = now_seconds() - t0;  // the case's group, datasets and flush
     write_s_ += dt;
     write_max_s_ = std::max(write_max_s_, dt);
@@ -151,7 +161,25 @@ class Hdf5Sink final : public ResultSink {
 
   // The facts first, the status last: the status is what says the rest is
   // final, and it is one small write when time is short (an interrupt).
+  // After a failed write (a full disk): the reserve beside the file is freed,
+  // the case being written removed, and the closing written once more.
   void end(const RunMetadata& m) override {
+    try {
+      close_out(m);
+    } catch (const RunError&) {
+      if (file_ < 0 || !lock_) throw;
+      lock_->release_reserve();
+      if (!partial_.empty() && H5Lexists(cases_, partial_.c_str(), H5P_DEFAULT) > 0) {
+        H5Ldelete(cases_, partial_.c_str(), H5P_DEFAULT);
+        --n_cases_;
+      }
+      partial_.clear();
+      close_out(m);
+    }
+  }
+
+ private:
+  void close_out(const RunMetadata& m) {
     write_links();
     if (n_cases_ > 0) {
       attr_str(facts_, "scale.hdf5_case_write_s_mean", fmt::format("{:.6g}", write_s_ / n_cases_));
@@ -160,10 +188,9 @@ class Hdf5Sink final : public ResultSink {
     add_facts(m);
     write_run_attrs(m);
     flush();
-    if (!close()) throw RunError(fmt::format("rank 0: --output {}: HDF5 H5Fclose failed", path_));
+    if (!close()) throw RunError(fmt::format("rank 0: --output {}: HDF5 H5Fclose failed", shell_quote(path_)));
   }
 
- private:
   // /ranks/gpu and /ranks/hca: "" for every rank until a transport connects,
   // rewritten when a lane adds a device (results/README.md).
   void write_rank_devices(const RunMetadata& m) {
@@ -243,6 +270,8 @@ class Hdf5Sink final : public ResultSink {
   void flush() { check(H5Fflush(file_, H5F_SCOPE_GLOBAL), "H5Fflush"); }
 
   std::string path_;
+  OutputLock* lock_;
+  std::string partial_;  // the case group being written, until flushed
   hid_t file_ = -1, cases_ = -1, facts_ = -1;
   int n_cases_ = 0;
   std::size_t facts_written_ = 0;
@@ -257,15 +286,20 @@ class Hdf5Sink final : public ResultSink {
 std::string check_output_path(const std::string& path, bool force, const char* option) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  const std::string shown = shell_quote(path);
   if (fs::exists(path, ec) && !force)
-    return fmt::format("{} {}: file exists; pass --force to overwrite it", option, path);
-  if (fs::is_directory(path, ec)) return fmt::format("{} {}: is a folder", option, path);
+    return fmt::format("{} {}: file exists; pass --force to overwrite it", option, shown);
+  if (fs::is_directory(path, ec)) return fmt::format("{} {}: is a folder", option, shown);
+  // HDF5 seeks: a FIFO or device there would hang or fail mid-run (--json
+  // takes a FIFO with --force: it is opened without blocking).
+  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec) && std::string_view(option) == "--output")
+    return fmt::format("{} {}: not a regular file (a FIFO or device); HDF5 needs a file", option, shown);
   fs::path dir = fs::path(path).parent_path();
   if (dir.empty()) dir = ".";
   if (!fs::is_directory(dir, ec))
-    return fmt::format("{} {}: folder {} does not exist", option, path, dir.string());
+    return fmt::format("{} {}: folder {} does not exist", option, shown, shell_quote(dir.string()));
   if (access(dir.c_str(), W_OK) != 0)
-    return fmt::format("{} {}: folder {} is not writable ({})", option, path, dir.string(),
+    return fmt::format("{} {}: folder {} is not writable ({})", option, shown, shell_quote(dir.string()),
                        std::strerror(errno));
   return {};
 }
@@ -294,9 +328,55 @@ bool same_file(const std::string& a, const std::string& b) {
   return write_target(a) == write_target(b);
 }
 
-std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force) {
+void seal_abandoned_file(const std::string& path, const std::string& status, const std::string& error) {
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  g_path = path;
+  // A reader may hold HDF5's shared lock for a moment: retry for up to 30 s.
+  H5Id f{H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT), H5Fclose};
+  for (int i = 0; f < 0 && i < 300 && errno == EAGAIN; ++i) {
+    usleep(100000);
+    f.id = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  }
+  if (f < 0) return;
+  // Only a file its writer left `running`: one it finished stays as it is.
+  std::string now;
+  {
+    H5Id a{H5Aopen(f, "status", H5P_DEFAULT), H5Aclose};
+    if (a < 0) return;
+    H5Id type{H5Aget_type(a), H5Tclose};
+    char* v = nullptr;
+    if (H5Tis_variable_str(type) <= 0 || H5Aread(a, type, &v) < 0) return;
+    now = v ? v : "";
+    H5free_memory(v);
+  }
+  if (now != "running") return;
+  std::int64_t done = 0;
+  {
+    H5Id a{H5Aopen(f, "cases_completed", H5P_DEFAULT), H5Aclose};
+    if (a >= 0) H5Aread(a, H5T_NATIVE_INT64, &done);
+  }
+  // A case group past cases_completed was cut short as it was written.
+  if (H5Lexists(f, "cases", H5P_DEFAULT) > 0) {
+    H5Id cases{H5Gopen2(f, "cases", H5P_DEFAULT), H5Gclose};
+    H5G_info_t info{};
+    if (cases >= 0 && H5Gget_info(cases, &info) >= 0)
+      for (hsize_t i = static_cast<hsize_t>(std::max<std::int64_t>(done, 0)); i < info.nlinks + 1; ++i) {
+        std::string name = fmt::format("{:05d}", i);
+        if (H5Lexists(cases, name.c_str(), H5P_DEFAULT) > 0) H5Ldelete(cases, name.c_str(), H5P_DEFAULT);
+      }
+  }
+  try {
+    attr_str(f, "status", status);
+    attr_str(f, "error", error);
+    attr_str(f, "end_utc", utc_now());
+    H5Fflush(f, H5F_SCOPE_GLOBAL);
+  } catch (const std::exception&) {
+  }
+}
+
+std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force, OutputLock* lock) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);  // we report errors ourselves
-  return std::make_unique<Hdf5Sink>(path, force);
+  return std::make_unique<Hdf5Sink>(path, force, lock);
 }
 
 }  // namespace gdr

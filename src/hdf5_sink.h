@@ -12,9 +12,17 @@ namespace gdr {
 // one rank (results/README.md lists each version).
 inline constexpr int kSchemaVersion = 2;
 
+class OutputLock;
+
 // Creates `path` (refusing to replace an existing file unless `force`).
-// Throws UsageError when it exists or cannot be created.
-std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force);
+// Throws UsageError when it exists or cannot be created. `lock` (held by the
+// caller for the sink's life) gives back its reserved space when the disk
+// fills, so that the closing status still lands.
+std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force, OutputLock* lock);
+
+// A file whose writer died leaving it `running` (src/seal_watch.h): gets
+// `status` and `error`, loses a case cut short; any other file is untouched.
+void seal_abandoned_file(const std::string& path, const std::string& status, const std::string& error);
 
 // Checks up front, on rank 0, that `path` (given as `option`: --output,
 // --json) can be written: "" when fine, else the problem in one line.

@@ -6,10 +6,16 @@
 #include "analysis_command.h"
 #include "commands.h"
 #include "doctor/doctor.h"
+#include "generate_docs.h"
 #include "core/errors.h"
+#include "seal_watch.h"
 #include "version.h"
 
+#include <string_view>
+
 int main(int argc, char** argv) {
+  // The result file's watcher (src/seal_watch.h), started by rank 0 itself.
+  if (argc > 1 && std::string_view(argv[1]) == "--seal-watch") return gdr::seal_watch_main(argc, argv);
   CLI::App app{"gdrbench: GPUDirect RDMA, UCX and host-staged communication benchmarks"};
   app.set_version_flag("--version", fmt::format("gdrbench {} ({})", gdr::kVersion, gdr::kGitCommit));
   app.require_subcommand(1);
@@ -21,6 +27,7 @@ int main(int argc, char** argv) {
   int exit_code = 0;
   gdr::doctor::add_command(app, exit_code);
   gdr::add_analysis_commands(app, exit_code);
+  gdr::add_generate_docs_command(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -33,7 +40,7 @@ int main(int argc, char** argv) {
     // CLI11 calls an unknown first word "A subcommand is required": name it.
     if (dynamic_cast<const CLI::RequiredError*>(&e) && argc > 1 && app.get_subcommands().empty()) {
       gdr::usage_error_line(fmt::format("unknown {} '{}' (use run, list, doctor, compare, report, "
-                                        "history, stragglers, suspects or validate; see gdrbench --help)",
+                                        "history, stragglers, suspects, export, validate or simulate; see gdrbench --help)",
                                         argv[1][0] == '-' ? "option" : "subcommand", argv[1]));
       return gdr::kExitUsage;
     }

@@ -76,7 +76,9 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("-o,--op", a.ops, "allreduce ops, comma list: sum, prod, min, max")
       ->capture_default_str();
-  sub.add_option("-c,--check", a.check, "verify the data of every timed iteration (0/1)")
+  sub.add_option("-c,--check", a.check,
+                 "data check: after (one untimed checked batch after the timed ones, as nccl-tests), "
+                 "every (every timed iteration too; 1), none (0)")
       ->capture_default_str();
   sub.add_option("--reference", a.references,
                  "reference rows beside ours, comma list: mpi (MPI_Allreduce), nccl, copy "
@@ -173,8 +175,10 @@ RunOptions validate(const RunArgs& a) {
   o.case_time = a.case_time;
   o.dtypes = parse_list<DType>(a.datatypes, "--datatype", parse_dtype);
   o.ops = parse_list<Op>(a.ops, "--op", parse_op);
-  if (a.check != 0 && a.check != 1) throw UsageError(fmt::format("--check {} must be 0 or 1", a.check));
-  o.check = a.check == 1;
+  if (a.check == "after") o.check = CheckMode::after;
+  else if (a.check == "every" || a.check == "1") o.check = CheckMode::every;
+  else if (a.check == "none" || a.check == "0") o.check = CheckMode::none;
+  else throw UsageError(fmt::format("--check '{}': use after, every (1) or none (0)", a.check));
   if (a.references != "none") {
     std::vector<std::string> known;
     for (auto& r : reference_registry())

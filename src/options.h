@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/check_mode.h"
 #include "core/datatype.h"
 #include "memory/memory.h"
 #include "transports/transport.h"
@@ -28,7 +29,7 @@ struct RunArgs {
   std::string iters = "auto", warmup = "auto";
   double case_time = 1.0;
   std::string datatypes = "float", ops = "sum";
-  int check = 1;
+  std::string check = "after";
   std::string references = "mpi";
   std::string output, json;
   bool force = false;
@@ -52,7 +53,7 @@ struct RunOptions {
   std::vector<Op> ops;
   int iters = 0, warmup = -1;  // 0 / -1: auto, per test and size (TestInfo::auto_iters)
   double case_time = 1.0;      // under --iters auto: seconds of timed work per case
-  bool check = true;
+  CheckMode check = CheckMode::after;
   std::string output, json;
   bool force = false;
   double timeout = 60;

@@ -82,6 +82,23 @@ std::string unknown_link(const std::string& l) {
   return l;
 }
 
+// Clears path_unknown of a device row whose speed rules staging out: its
+// per-direction rate above 1.1x the slower host copy of its size measured in
+// this run (the copy rows, -R copy-d2h,copy-h2d).
+void direct_by_speed(CaseRecord& rec, const CopyCeilings& copies) {
+  auto it = copies.find(rec.params.bytes);
+  if (it == copies.end()) return;
+  auto d2h = it->second.find("copy-d2h"), h2d = it->second.find("copy-h2d");
+  if (d2h == it->second.end() || h2d == it->second.end()) return;
+  double host = std::min(d2h->second, h2d->second);
+  double rate = rec.params.test == "bibw" ? rec.algbw_gbps / 2 : rec.algbw_gbps;
+  if (host <= 0 || rate <= 1.1 * host) return;
+  rec.path_taken += fmt::format("{}direct: {:.1f} GB/s is above what staging through host memory can move "
+                                "({:.1f} GB/s, the slower host copy of {} B in this run)",
+                                rec.path_taken.empty() ? "" : "; ", rate, host, rec.params.bytes);
+  rec.path_unknown.clear();
+}
+
 }  // namespace
 
 void note_copy_row(const CaseRecord& rec, CopyCeilings& copies) {
@@ -94,17 +111,18 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
   PathTaken p = local_path(t, c, boot.rank(), boot.size());
   std::vector<std::string> unknown;
   Ceiling own = path_ceiling(p.links, "/sys", gpu_bdf(c), {}, &unknown);
-  std::string mine = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}{}", p.how, kSep, p.via_host ? 1 : 0, kSep, p.cause,
-                                 kSep, own.gbps, kSep, own.source, kSep, join(p.links, ","), kSep,
-                                 join(unknown, ","));
+  std::string mine = fmt::format("{}{}{}{}{}{}{}{}{}{}{}{}{}{}{}", p.how, kSep, p.via_host ? 1 : 0, kSep,
+                                 p.cause, kSep, own.gbps, kSep, own.source, kSep, join(p.links, ","), kSep,
+                                 join(unknown, ","), kSep, p.unknown);
   auto all = boot.allgather(std::as_bytes(std::span(mine.data(), mine.size())));
   if (boot.rank() != 0) return;
   std::vector<std::string> hows, links, unknowns;
   Ceiling worst;
   for (auto& bytes : all) {
     auto f = split(std::string(reinterpret_cast<const char*>(bytes.data()), bytes.size()), kSep);
-    if (f.size() != 7 || f[0].empty()) continue;
+    if (f.size() != 8 || f[0].empty()) continue;
     if (std::find(hows.begin(), hows.end(), f[0]) == hows.end()) hows.push_back(f[0]);
+    if (!f[7].empty() && rec.path_unknown.empty()) rec.path_unknown = f[7];
     if (f[1] == "1" && !rec.via_host) {
       rec.via_host = true;
       rec.via_host_cause = f[2];
@@ -118,6 +136,13 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
   }
   // p2p: the initiator's view first; ranks that disagree follow.
   rec.path_taken = join(hows, " | ");
+  if (hows.empty() && !is_copy_row(c))
+    rec.path_unknown = c.reference ? "a library's own collective: its path is not reported"
+                                   : fmt::format("the {} transport does not report its path", c.transport);
+  // A path that only the bytes' speed can establish: staging device memory
+  // through the host moves every byte through a device-to-host and a
+  // host-to-device copy, so it cannot beat the slower of the two.
+  if (!rec.path_unknown.empty() && !rec.via_host && c.mem != MemKind::host) direct_by_speed(rec, copies);
   // The copy rows of this size measured so far bound the copy links.
   if (auto it = copies.find(c.bytes); it != copies.end()) {
     std::vector<std::string> still;

@@ -17,6 +17,7 @@ struct CaseRecord {
   int ranks = 0;
   std::vector<double> times;  // seconds, ranks x iters row-major; NaN where a rank sat out
   std::uint64_t wrong = 0;    // summed over ranks and iterations
+  std::uint64_t checked_iters = 0;  // iterations verified, the most of any rank
   Summary slowest;            // over iterations of the slowest rank's time, seconds
   double algbw_gbps = 0, busbw_gbps = 0;
   // Issue 14 (src/path_record.h): what moved the bytes, and how close the
@@ -24,6 +25,7 @@ struct CaseRecord {
   std::string path_taken;   // "" when the transport cannot tell
   bool via_host = false;    // a device-memory row whose bytes went through host memory
   std::string via_host_cause;
+  std::string path_unknown;  // non-empty: the path is not established, and why (no GPUDirect claim)
   double peak_gbps = 0;     // 0: no limit known (then peak_why says why)
   double pct_peak = 0;      // busbw / peak x 100 (bibw: against 2 x peak)
   std::string peak_source, peak_why;
@@ -71,6 +73,7 @@ class ResultSink {
 };
 
 std::unique_ptr<ResultSink> make_table_sink();          // stdout
-std::unique_ptr<ResultSink> make_jsonl_sink(const std::string& path, bool force);
+// Writes wait at most `timeout` seconds for a slow reader (a pipe, a FIFO).
+std::unique_ptr<ResultSink> make_jsonl_sink(const std::string& path, bool force, double timeout);
 
 }  // namespace gdr

@@ -20,6 +20,9 @@
 #include "version.h"
 #include "core/errors.h"
 #include "hdf5_sink.h"
+#include "output_lock.h"
+#include "seal_watch.h"
+#include "shell_quote.h"
 #include "metadata.h"
 #include "core/mps.h"
 #include "transports/mpi/cuda_aware.h"
@@ -60,7 +63,9 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   m.ranks = boot.size();
   m.hosts = boot.hosts();
   m.local_ranks = boot.local_ranks();
-  m.environment = captured_environment(environ);
+  EnvCapture env = capture_environment(environ);
+  m.environment = std::move(env.vars);
+  m.facts.emplace_back("environment.left_out", env.left_out);
   char v[MPI_MAX_LIBRARY_VERSION_STRING];
   int len = 0;
   MPI_Get_library_version(v, &len);
@@ -70,28 +75,52 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   return m;
 }
 
+// Rank 0's hold on the output names (src/output_lock.h), from before the
+// first check until finish() has closed the files.
+struct OutputLocks {
+  OutputLock output, json;
+  SealWatch watch;  // closes the file if rank 0 dies first
+};
+std::unique_ptr<OutputLocks> g_locks;
+// Disk kept free beside the HDF5 file for its closing writes (a few
+// attributes and the link tables; 4 MiB holds those of 256 ranks).
+constexpr std::size_t kCloseReserve = std::size_t(4) << 20;
+
 // Opens the sinks on rank 0; every rank learns whether that worked.
 std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string& output,
                        std::vector<std::unique_ptr<ResultSink>>& sinks) {
   std::string err;
   if (boot.rank() == 0) {
     try {
+      // The names' folders and kinds first (nothing created yet); then both
+      // names locked before the exists check and the first file: a second
+      // run given either name (--force too) stops there, touching nothing.
+      if (!opt.json.empty() && same_file(opt.json, output))
+        throw UsageError(fmt::format("--json {} and --output {} name the same file", shell_quote(opt.json),
+                                     shell_quote(output)));
+      for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
+        if (!path->empty())
+          if (std::string why = check_output_path(*path, true, option); !why.empty()) throw UsageError(why);
+      g_locks = std::make_unique<OutputLocks>();
+      if (std::string why = g_locks->output.acquire(output, "--output", kCloseReserve); !why.empty())
+        throw UsageError(why);
+      if (!opt.json.empty())
+        if (std::string why = g_locks->json.acquire(opt.json, "--json", 0); !why.empty()) throw UsageError(why);
       // Every check before the first file is created; the HDF5 sink last, so
       // that it records a failure of the others (finish()).
-      if (!opt.json.empty()) {
-        if (same_file(opt.json, output))
-          throw UsageError(fmt::format("--json {} and --output {} name the same file", opt.json, output));
-        if (std::string why = check_output_path(opt.json, opt.force, "--json"); !why.empty())
-          throw UsageError(why);
-      }
-      if (std::string why = check_output_path(output, opt.force, "--output"); !why.empty())
-        throw UsageError(why);
+      for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
+        if (!path->empty())
+          if (std::string why = check_output_path(*path, opt.force, option); !why.empty()) throw UsageError(why);
       sinks.push_back(make_table_sink());
-      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force));
-      sinks.push_back(make_hdf5_sink(output, opt.force));
+      if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force, opt.timeout));
+      sinks.push_back(make_hdf5_sink(output, opt.force, &g_locks->output));
+      if (std::string why = g_locks->watch.start(output, g_locks->output.fd()); !why.empty())
+        fmt::print(stderr, "gdrbench: warning: no watcher for {} ({}): if rank 0 is killed the file stays "
+                   "'running'\n", shell_quote(output), why);
     } catch (const UsageError& e) {
       err = e.what();
       sinks.clear();
+      g_locks.reset();
     }
   }
   return boot.broadcast(err);
@@ -119,6 +148,28 @@ std::string direct_device_refusal(const RunOptions& opt) {
       return fmt::format("-T {} -m cuda --path direct: {}", t, why);
   }
   return {};
+}
+
+// Options given that no chosen test reads: said, never silently ignored
+// (issue: --window with -t allreduce ran as if it were not there).
+std::vector<std::string> ignored_options(const RunOptions& o) {
+  auto has = [&](std::initializer_list<const char*> names) {
+    for (const char* n : names)
+      if (std::find(o.tests.begin(), o.tests.end(), n) != o.tests.end()) return true;
+    return false;
+  };
+  const bool p2p = has({"latency", "bw", "bibw"}), windowed = has({"bw", "bibw"}), ring = has({"allreduce"});
+  std::vector<std::string> out;
+  auto note = [&](bool applies, std::string what, const char* where) {
+    if (!applies) out.push_back(fmt::format("{} applies only to {}: ignored by this run's tests", what, where));
+  };
+  if (o.window != 64) note(windowed, fmt::format("--window {}", o.window), "-t bw and bibw");
+  if (o.slots != 0) note(p2p, fmt::format("--slots {}", o.slots), "-t latency, bw and bibw");
+  if (o.pairs != Pairs::fixed) note(p2p, "--pairs", "-t latency, bw and bibw");
+  if (o.patterns != std::vector<std::string>{"pair"}) note(p2p, "--pattern", "-t latency, bw and bibw");
+  if (o.chunk_bytes != 0) note(ring, fmt::format("--chunk {}", o.chunk_bytes), "-t allreduce");
+  if (o.ops.size() != 1 || o.ops[0] != Op::sum) note(ring, "--op", "-t allreduce");
+  return out;
 }
 
 // One line per node before the table when it is not ready for what the run asks.
@@ -165,6 +216,8 @@ std::string finish(std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata&
     }
   }
   sinks.clear();
+  if (g_locks) g_locks->watch.closed();
+  g_locks.reset();  // the files are closed: the names are free
   return first;
 }
 
@@ -260,6 +313,14 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   meta.facts.emplace_back("scale.bootstrap_s", fmt::format("{:.6f}", boot.allreduce_max(bootstrap_s)));
   for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
   if (boot.rank() == 0) warn_if_not_ready(reports, opt);
+  if (std::vector<std::string> ign = ignored_options(opt); !ign.empty()) {
+    std::string all;
+    for (const std::string& n : ign) {
+      if (boot.rank() == 0) fmt::print(stderr, "gdrbench: note: {}\n", n);
+      all += (all.empty() ? "" : "; ") + n;
+    }
+    meta.facts.emplace_back("run.ignored_options", all);
+  }
   SweepTotals totals;
   try {
     for (auto& s : sinks) s->begin(meta);
@@ -278,7 +339,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
       std::_Exit(128 + sig);
     }
     finish(sinks, meta, "interrupted", e.what());
-    fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), output);
+    fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
     std::fflush(nullptr);
     std::_Exit(128 + sig);
   } catch (const std::exception& e) {
@@ -302,7 +363,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
       if (std::optional<InterruptedError> late = interrupt_after_failure(boot)) {
         finish(sinks, meta, "interrupted", late->what());
         fmt::print(stderr, "gdrbench: {}: {} (then: {}); results so far kept in {}\n", boot.me(), late->what(),
-                   what, output);
+                   what, shell_quote(output));
         std::fflush(nullptr);
         std::_Exit(128 + (late->signal ? late->signal : SIGTERM));
       }
@@ -310,7 +371,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     finish(sinks, meta, "failed", what);
     boot.notify_failure(what);
     boot.abort(fmt::format("{}{}", what,
-                           boot.rank() == 0 ? fmt::format("; results so far kept in {}", output) : ""),
+                           boot.rank() == 0 ? fmt::format("; results so far kept in {}", shell_quote(output)) : ""),
                code);
   }
   // Every case skipped as it came (a defaulted transport not usable here):
@@ -326,7 +387,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     return kExitRuntime;
   }
   if (boot.rank() == 0) {
-    fmt::print("# results: {}{}\n", output, opt.json.empty() ? "" : " and " + opt.json);
+    fmt::print("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json));
     if (totals.wrong)
       fmt::print(stderr, "gdrbench: {} wrong elements: results are NOT correct\n", totals.wrong);
   }

@@ -166,6 +166,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
   std::vector<Planned> out;
   std::set<std::string> noted;
   auto note = [&](std::string s) { if (noted.insert(s).second) notes.push_back(std::move(s)); };
+  std::set<std::string> slots_capped;  // tests whose --slots N was cut (noted once, at the first size)
   for (auto& test : o.tests) {
     const TestInfo& ti = *find_test(test);
     for (MemKind mem : o.mems) {
@@ -184,6 +185,11 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             c.count = bytes / unit;
             c.bytes = c.count * unit;
             if (ti.complete) ti.complete(c, o.sizes.back(), n);
+            // --slots N is capped by the buffers and by the messages of a window or batch: say so once.
+            if (o.slots > 0 && c.slots > 0 && c.slots < o.slots && slots_capped.insert(test).second)
+              note(fmt::format("--slots {}: {} uses {} from {} B on (one per message of a window or batch at "
+                               "most, as many as the buffers hold; each case's `slots` says how many)",
+                               o.slots, test, c.slots, c.bytes));
             if (o.iters == 0 || o.warmup < 0) {
               IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
               if (o.iters == 0) c.iters = n.iters;
@@ -223,7 +229,7 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                 r.reference = true;
                 // Point-to-point reference rows (NCCL send/recv, copies) time
                 // a library or a copy engine and verify no data.
-                if (ti.point_to_point) r.check = false;
+                if (ti.point_to_point) r.check = CheckMode::none;
                 if (std::string why = ref->cannot_run(r); !why.empty()) {
                   std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(mem), dtype_name(dtype), op_name(op))
                                                  : fmt::format("{} {}", test, mem_name(mem));
@@ -267,9 +273,10 @@ class Sweep {
                       "start MPS (nvidia-cuda-mps-control -d) or give each rank its own GPU";
         notes.push_back(
             "ranks share a GPU and no CUDA MPS control daemon was found: the GPU time-slices between their "
-            "processes, so a device operation may wait for a context switch (about 150 us on an H200), and each "
-            "iteration's data check, though untimed, can slow the timed window after it (H200, bw at 1 MiB in one "
-            "job: 100 GB/s with --check 1, 155 with --check 0; no difference under MPS). Start MPS "
+            "processes, so a device operation may wait for a context switch (about 150 us on an H200), and with "
+            "--check every each iteration's data check, though untimed, can slow the timed window after it (H200, "
+            "bw at 1 MiB in one job: 100 GB/s checking every iteration, 155 without; no difference under MPS). "
+            "Start MPS "
             "(nvidia-cuda-mps-control -d) or give each rank its own GPU");
       }
     }
@@ -386,8 +393,9 @@ class Sweep {
     CaseParams ran = c;
     ran.iters = boot_.allreduce_max(static_cast<int>(out.times.size()));
     out.times.resize(ran.iters, std::numeric_limits<double>::quiet_NaN());
-    // One gather carries the times and, last, this rank's wrong count.
+    // One gather carries the times and, last, this rank's wrong and checked counts.
     out.times.push_back(static_cast<double>(out.wrong));
+    out.times.push_back(static_cast<double>(out.checked));
     std::vector<double> all = boot_.gather_to_root(out.times);
     CaseRecord rec;
     rec.params = ran;
@@ -397,10 +405,11 @@ class Sweep {
       record_path(boot_, lane.transport, rec, copies_);  // collective
       return rec;
     }
-    const std::size_t row = ran.iters + 1;
+    const std::size_t row = ran.iters + 2;
     for (int r = 0; r < rec.ranks; ++r) {
       rec.times.insert(rec.times.end(), all.begin() + r * row, all.begin() + r * row + ran.iters);
       rec.wrong += static_cast<std::uint64_t>(all[r * row + ran.iters]);
+      rec.checked_iters = std::max(rec.checked_iters, static_cast<std::uint64_t>(all[r * row + ran.iters + 1]));
     }
     const TestInfo& ti = *find_test(c.test);
     summarize_record(rec, ti.algbw_bytes(ran), ti.busbw_factor(rec.ranks));

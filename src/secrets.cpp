@@ -53,11 +53,50 @@ bool looks_secret(std::string_view name) {
   return false;
 }
 
+namespace {
+
+// Parameters inside a longer value: "a=1&password=x", "--token=x",
+// "--passwd x", "db:user=me;pwd=x", "-H Authorization:x": a key or flag that
+// names a credential, followed by a value.
+bool has_secret_parameter(std::string_view v) {
+  std::vector<std::string> tokens(1);
+  for (char c : v) {
+    if (std::isspace(static_cast<unsigned char>(c)) || c == '&' || c == '?' || c == ';' || c == ',' || c == '"' ||
+        c == '\'') {
+      if (!tokens.back().empty()) tokens.emplace_back();
+    } else {
+      tokens.back() += c;
+    }
+  }
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    const std::string& t = tokens[i];
+    const std::size_t sep = t.find_first_of("=:");
+    std::string key = t.substr(0, sep);
+    const bool flag = key.rfind('-', 0) == 0;
+    key.erase(0, key.find_first_not_of('-'));
+    if (key.empty() || !looks_secret(key)) continue;
+    if (sep != std::string::npos && sep + 1 < t.size()) return true;                 // key=value
+    if (flag && sep == std::string::npos && i + 1 < tokens.size() && !tokens[i + 1].empty()) return true;  // --flag value
+  }
+  return false;
+}
+
+}  // namespace
+
 bool value_looks_secret(std::string_view value) {
   const std::string v(value);
+  if (has_secret_parameter(v)) return true;
+  // A URL with a password, looked at around each "://" only: the pattern
+  // costs time quadratic in a run of letters, and values may be long.
+  static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@)");
+  int urls = 0;
+  for (std::size_t at = v.find("://"); at != std::string::npos; at = v.find("://", at + 3)) {
+    if (++urls > 16) return true;  // too many to look at: left out, as a secret would be
+    const std::size_t from = at > 32 ? at - 32 : 0;
+    if (v.find('@', at) != std::string::npos && std::regex_search(v.substr(from, 32 + 256), url)) return true;
+  }
   static const std::regex patterns[] = {
-      // scheme://user:password@host, and user:password@host without a scheme
-      std::regex(R"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@)"),
+      // user:password@host without a scheme
       std::regex(R"((^|[\s,;=])[^/\s:@,;=]+:[^/\s@,;=]+@[A-Za-z0-9.-]+)"),
       std::regex(R"((^|\s)(Bearer|Basic|Token|Digest)\s+\S{8,})", std::regex::icase),
       std::regex(R"(-----BEGIN )"),
@@ -70,8 +109,10 @@ bool value_looks_secret(std::string_view value) {
       std::regex(R"(hf_[A-Za-z0-9]{20,})"),
       std::regex(R"(eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.)"),
   };
-  for (const std::regex& re : patterns)
-    if (std::regex_search(v, re)) return true;
+  // Each needs a character it matches literally: most values skip them all.
+  static const char* const needs[] = {"@", "", "-----", "_", "github_pat_", "glpat-", "xox", "A", "sk-", "hf_", "eyJ"};
+  for (std::size_t i = 0; i < std::size(patterns); ++i)
+    if (v.find(needs[i]) != std::string::npos && std::regex_search(v, patterns[i])) return true;
   // GPU-/MIG- UUIDs name devices, not keys: blank them before the hex rule.
   static const std::regex uuid(
       R"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})");

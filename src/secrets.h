@@ -15,7 +15,9 @@ namespace gdr {
 // MUNGE, and Open MPI's per-job transport key (OMPI_MCA_*precondition_transports).
 bool looks_secret(std::string_view name);
 
-// Values: a URL or address with a password (scheme://user:pass@host), an
+// Values: a parameter inside the value whose key or flag names a credential
+// (as looks_secret) and has a value ("x?token=..", "--password=..",
+// "--passwd ..", "user=me;pwd=.."); a URL or address with a password (scheme://user:pass@host), an
 // HTTP authorization (Bearer/Basic ...), a PEM block (-----BEGIN), the
 // shapes of well-known tokens (GitHub ghp_/github_pat_, GitLab glpat-,
 // Slack xox?-, AWS AKIA/ASIA, OpenAI sk-, Hugging Face hf_, JWTs eyJ...),

@@ -63,6 +63,9 @@ class TableSink final : public ResultSink {
       note(fmt::format("'!' {} over {} ({} memory, {} B and others like it): the bytes went through host "
                        "memory: {}; path: {}",
                        c.test, c.transport, mem_name(c.mem), c.bytes, r.via_host_cause, r.path_taken));
+    if (!r.path_unknown.empty() && c.mem != MemKind::host && noted_.insert(r.path_unknown).second)
+      note(fmt::format("path unknown for {} over {} ({} memory, {} B and others like it): {}", c.test,
+                       c.transport, mem_name(c.mem), c.bytes, r.path_unknown));
     if (r.peak_gbps <= 0 && !r.peak_why.empty() && noted_.insert(r.peak_why).second)
       note(fmt::format("%peak '-' for {} over {} ({} memory): {}", c.test, c.transport, mem_name(c.mem),
                        r.peak_why));
@@ -136,7 +139,7 @@ const std::vector<Column>& columns() {
       {"busbw", 8, [](T, R r) { return cell(r, "busbw_gbps"); }},
       {"%peak", 6, [](T, R r) { return cell(r, "pct_peak", 1); }},
       {"#wrong", 7, [](T, R r) {  // "-": an allreduce not checked
-         return r.params.check || r.params.test != "allreduce" ? cell(r, "wrong") : std::string("-");
+         return r.params.check != CheckMode::none || r.params.test != "allreduce" ? cell(r, "wrong") : std::string("-");
        }},
       {"d/s", 7, [](T t, R r) { return t.speedup(r); }},
   };

@@ -2,7 +2,9 @@
 // first, as nccl-tests' "Avg bus bandwidth". Built on rank 0 from the rows.
 #pragma once
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,7 +29,11 @@ class Verdict {
     double busbw = 0, time_us = 0, pct = 0;
     bool has_peak = false, via_host = false;
     std::string cause;
+    std::string unknown;  // the path is not established: why (then no "yes")
   };
+  using Key = std::tuple<std::string, std::string, std::string>;  // transport, mem, path
+  using Groups = std::map<Key, std::vector<const Row*>>;
+  static std::string slower_than_mpi(const Groups& groups, const Key& key, const std::vector<const Row*>& rows);
   std::vector<Row> rows_;
 };
 

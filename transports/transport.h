@@ -40,6 +40,9 @@ struct PathTaken {
   bool via_host = false;  // device-memory bytes passed through host memory
   std::string cause;      // why, when via_host (names the library's choice)
   std::vector<std::string> links;
+  // Non-empty when what moved the bytes cannot be established (the library
+  // does not say): why. Such a row never claims GPUDirect.
+  std::string unknown;
 };
 
 // A registered buffer. Transports subclass it to keep their keys.

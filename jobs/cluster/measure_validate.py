@@ -97,7 +97,7 @@ def midrun_fault(cls, sev, target, stop, log):
 def judge(cls, sev, target, doc, hosts):
     """found: the faulty part named as it is; wrong: hosts named that are not part of the fault."""
     status = {v["host"]: v["status"] for v in doc["verdicts"]}
-    named = {h for h, s in status.items() if s != "healthy"}
+    named = {h for h, s in status.items() if s in ("suspect", "failed")}   # "unknown" claims nothing
     wrong = sorted(named - set(target))
     f = doc["findings"]
     if cls == "healthy":

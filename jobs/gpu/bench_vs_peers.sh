@@ -78,13 +78,14 @@ listening() {  # PORT: is a TCP socket listening on it (/proc: no ss/netstat nee
 # ucxpt DIR TEST SIZE MEM [COUNTS_DIR]: server in the background, client to 127.0.0.1, same port
 # each time (a port left listening by someone else is skipped); the server is killed after the
 # client. Message counts from gdrbench's rows in COUNTS_DIR (default DIR).
-ucxpt() {
-  local dir=$1 test=$2 size=$3 mem=$4 cdir=${5:-$1} gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
+ucxpt() {  # ... [PREFIX]: host_ names the log ucxpt_host_..., counts from gdr_host
+  local dir=$1 test=$2 size=$3 mem=$4 cdir=${5:-$1} pre=${6:-} gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
   [ "$test" = tag_lat ] && gtest=latency
+  [ "$pre" = host_ ] && src=gdr_host
   [ -s "$cdir/gdr_lat8.jsonl" ] && grep -q "\"bytes\":$size," "$cdir/gdr_lat8.jsonl" && src=gdr_lat8
   n=$("$py" "$table" count "$cdir/$src.jsonl" "$gtest" "$size" 2>/dev/null)
   n=$(( ${n:-0} > 100 ? ${n:-0} : 100 )); w=$(( n / 4 > 10 ? n / 4 : 10 ))
-  local log=$dir/ucxpt_${test}_${size}.txt
+  local log=$dir/ucxpt_${pre}${test}_${size}.txt
   if [ -n "$dry" ]; then
     echo "+ $perftest -p $port &;  timeout 60 $perftest 127.0.0.1 -p $port -t $test -s $size -m $mem -n $n -w $w > ${log#$work/}; kill server"
     return 0
@@ -123,28 +124,39 @@ cpu_half() {
 }
 
 gdr_p2p_round() {  # DIR: gdrbench's rows of one round
-  gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference copy-d2d -b 1M -e "$gmax"
+  gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t $gtests --reference copy-d2d -b 1M -e "$gmax" \
+    -f "$gstep"
   gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
+  # Open MPI's own use of the same UCX (pml ucx needs UCP >= 1.15), with the host
+  # copies that let a device row's speed rule staging out; and host bw at 64 MiB.
+  if [ "$mpi_rows" = 1 ]; then
+    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw -b 1M -e "$gmax" -f "$gstep" \
+      --reference copy-d2h,copy-h2d,copy-d2d
+    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
+  fi
+  gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
 }
 ucxpt_round() {  # DIR COUNTS_DIR: ucx_perftest's rows of one round
   local s
   for s in $gsizes; do ucxpt "$1" tag_bw "$s" cuda "$2"; ucxpt "$1" tag_lat "$s" cuda "$2"; done
   ucxpt "$1" tag_lat 8 cuda "$2"
+  ucxpt "$1" tag_bw 67108864 host "$2" host_
 }
 
 # NAME: one full comparison into $work/NAME: each tool twice, in ABBA order (r1: gdrbench then
 # ucx_perftest; r2: ucx_perftest then gdrbench), so that neither always runs first on a GPU
 # whose clocks are still rising (seen: both tools swing between two levels at 1-8 MiB).
 gpu_variant() {
-  local dir=$work/$1
-  rm -rf "$dir"; mkdir -p "$dir/r1" "$dir/r2"
+  local dir=$work/$1 r
+  rm -rf "$dir"; mkdir -p "$dir"
   # 2 ranks on the one GPU (GPU 0 where there are more), as ucx_perftest's two processes.
   (( ngpu > 1 )) && export CUDA_VISIBLE_DEVICES=0
-  gdr_p2p_round "$dir/r1"
-  ucxpt_round "$dir/r1" "$dir/r1"
-  ucxpt_round "$dir/r2" "$dir/r1"
-  gdr_p2p_round "$dir/r2"
-  stamp "$1: both rounds done"
+  for r in $(seq 1 "$nrounds"); do
+    mkdir -p "$dir/r$r"
+    if (( r % 2 )); then gdr_p2p_round "$dir/r$r"; ucxpt_round "$dir/r$r" "$dir/r$r"
+    else ucxpt_round "$dir/r$r" "$dir/r$((r - 1))"; gdr_p2p_round "$dir/r$r"; fi
+  done
+  stamp "$1: $nrounds rounds done"
   if (( ngpu > 1 )); then
     export CUDA_VISIBLE_DEVICES=0,1 NCCL_NVLS_ENABLE=0   # NVLink multicast off (KINDS.md)
     gdr "$dir" gdr_nccl 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference nccl -b 1M -e "$gmax"
@@ -155,17 +167,22 @@ gpu_variant() {
 
 gpu_build() {  # device_build.sh says which CUDA UCX (with bin/ucx_perftest) it built against
   OUT=${OUT:-/tmp/gdr-out}; mkdir -p "$OUT"
+  gbuild=${GDR_BUILD:-$root/build-device}
   if [ -z "$dry" ] && [ -z "${GDRBENCH:-}" ]; then
-    timeout 300 "$root/jobs/gpu/device_build.sh" "$root/build-device" || { echo "build failed"; return 1; }
+    timeout 300 "$root/jobs/gpu/device_build.sh" "$gbuild" || { echo "build failed"; return 1; }
     stamp "built"
   fi
-  [ -n "${GDRBENCH:-}" ] || . "$root/jobs/gpu/ucx_env.sh" "$root/build-device"
-  bin=${GDRBENCH:-$root/build-device/gdrbench} perftest=${UCX_PERFTEST:-${ucx_bin:-/tmp/ucx/bin}/ucx_perftest}
+  [ -n "${GDRBENCH:-}" ] || . "$root/jobs/gpu/ucx_env.sh" "$gbuild"
+  bin=${GDRBENCH:-$gbuild/gdrbench} perftest=${UCX_PERFTEST:-${ucx_bin:-/tmp/ucx/bin}/ucx_perftest}
 }
 
 gpu_sizes() {
   ngpu=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
-  gmax=${MAXBYTES:-268435456} gsizes=$(sweep 1048576 "${MAXBYTES:-268435456}" 2)
+  gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} nrounds=${ROUNDS:-3} gtests=${GDR_TESTS:-latency,bw,bibw}
+  gsizes=$(sweep 1048576 "$gmax" "$gstep")
+  # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
+  local v; v=$("$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# \(Library version:\|Version\) \([0-9]*\.[0-9]*\).*/\2/p' | head -1)
+  mpi_rows=${MPI_ROWS:-$(awk -v v="${v:-0}" 'BEGIN { split(v, a, "."); print (a[1] > 1 || a[2] >= 15) ? 1 : 0 }')}
 }
 
 gpu_half() {
@@ -187,11 +204,13 @@ gpu_half() {
   [ -n "$dry" ] && return 0
   "$py" "$table" gpu "$work"/no-mps $( [ -d "$work/mps" ] && echo "$work/mps") \
     --sizes $gsizes --lat-sizes 8 >"$work/table.txt" 2>&1
-  echo "peers_table: exit $? (1: some output missing, see problem lines)" >>"$work/table.txt"
+  local rc=$?
+  echo "peers_table: exit $rc (1: a gate target missed, a device row without path or %peak, or some output missing)" >>"$work/table.txt"
   tar -C "$(dirname "$work")" -czf "$OUT/bench_vs_peers.tgz" "$(basename "$work")"
   cp "$work/table.txt" "$OUT/summary.txt"
   stamp "details: \$OUT/bench_vs_peers.tgz; table: \$OUT/summary.txt"
   cat "$work/table.txt"
+  return $rc
 }
 
 case $mode in

@@ -4,7 +4,8 @@
 # .device/gpu, made on a developer machine by jobs/gpu/make_bundle.sh:
 #   include/CLI, include/hwloc*, lib/libhwloc.so.15, pkgconfig/hwloc.pc,
 #   fmtinc/fmt + cmake/fmt (header-only fmt), gtest/, include/nlohmann,
-#   ucx-*-cuda-*.tgz, libucx_cu13-*.whl, MANIFEST.txt.
+#   ucx-*-cuda-*.tgz, libucx_cu13-*-installed.tar.xz (the wheel installed, without static
+#   libraries; a bare libucx_cu13-*.whl is installed here instead), MANIFEST.txt.
 # Each carried piece is used only when the machine lacks it. Prints what it
 # used; exits non-zero when gdrbench could not be built.
 #
@@ -52,7 +53,7 @@ fi
 # UCX built with CUDA (shared/device), for the direct path of -T ucx;
 # GDR_UCX_ROOT=<prefix> builds against another UCX instead (the 1.22 wheel).
 ucx_tgz=$(ls "$carried"/ucx-*cuda*.tgz 2>/dev/null | head -1)
-ucx_whl=$(ls "$carried"/libucx_cu13-*.whl 2>/dev/null | head -1)
+ucx_whl=$(ls "$carried"/libucx_cu13-*-installed.tar.xz "$carried"/libucx_cu13-*.whl 2>/dev/null | head -1)
 ucx_lib= ucx_root=
 ucx_pick=${GDR_UCX:-$([ -n "$ucx_whl" ] && echo wheel || echo tarball)}
 case $ucx_pick in wheel|tarball) ;; *) echo "device_build: GDR_UCX=$ucx_pick: expected wheel or tarball"; exit 2 ;; esac
@@ -61,7 +62,10 @@ if [ -n "${GDR_UCX_ROOT:-}" ]; then
   used+=("UCX at $GDR_UCX_ROOT")
 elif [ "$ucx_pick" = wheel ]; then
   [ -n "$ucx_whl" ] || { echo "device_build: GDR_UCX=wheel but no $carried/libucx_cu13-*.whl"; exit 1; }
-  if [ ! -d /tmp/ucx-wheel/libucx ]; then
+  if [ ! -d /tmp/ucx-wheel/libucx_cu13.libs ] && [[ $ucx_whl == *.tar.xz ]]; then
+    rm -rf /tmp/ucx-wheel; mkdir -p /tmp/ucx-wheel && tar -C /tmp/ucx-wheel -xJf "$ucx_whl" ||
+      { echo "device_build: unpacking $ucx_whl failed"; exit 1; }
+  elif [ ! -d /tmp/ucx-wheel/libucx ]; then
     "$root/jobs/install_ucx_wheel.sh" /tmp/ucx-wheel "$ucx_whl" >>"$log" 2>&1 ||
       { echo "device_build: installing $ucx_whl failed (see build.log)"; exit 1; }
   fi

@@ -2,12 +2,31 @@
 # One call on the GPU machine: build, the `gpu` tests, then measurements;
 # details go under $OUT, a short table is printed last.
 #
-# usage: jobs/gpu/gpu_suite.sh [tests|measure|all]   (default all)
-#   GDR_CHUNKS="256K 1M 4M"  staged chunk sizes to sweep (p2p bw, staged over mpi)
-#   GDR_MAX=256M             largest p2p/allreduce size of the main sweep
+# usage: jobs/gpu/gpu_suite.sh [tests|measure|gate [wheel|tarball]|all]   (default all)
+#   all = tests, then the gate on both UCX builds; exit non-zero when any part fails.
+#   gate UCX: jobs/gpu/bench_vs_peers.sh gpu built against that UCX (wheel: 1.22, tarball:
+#   1.13.1), 2 ranks on one GPU, without and with MPS, ROUNDS (3) ABBA rounds against
+#   ucx_perftest; exits 1 when a target of docs/gpu-gate.md is missed or a device row has
+#   no established path or no %peak. One gate takes 4-8 minutes (the lent machine's
+#   10-minute call limit: run `gate wheel` and `gate tarball` as two calls there).
+#   GDR_CHUNKS="256K 1M 4M"  staged chunk sizes to sweep (p2p bw, staged over mpi; measure)
+#   GDR_MAX=256M             largest p2p/allreduce size of the main sweep (measure)
 set -u
 what=${1:-all}
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# The gate: one UCX build, its own build folder, its own $OUT/gate-UCX folder.
+gate() {
+  local ucx=$1
+  mkdir -p "${OUT:-/tmp/gdr-out}/gate-$ucx"
+  OUT=${OUT:-/tmp/gdr-out}/gate-$ucx GDR_UCX=$ucx GDR_BUILD=$root/build-device-$ucx \
+    BUDGET_S=${BUDGET_S:-520} bash "$root/jobs/gpu/bench_vs_peers.sh" gpu
+}
+case $what in
+  gate) gate "${2:-wheel}"; exit $? ;;
+  all) rc=0; bash "$0" tests || rc=1; gate wheel || rc=1; gate tarball || rc=1; exit $rc ;;
+  tests|measure) ;;
+  *) echo "usage: jobs/gpu/gpu_suite.sh [tests|measure|gate [wheel|tarball]|all]" >&2; exit 2 ;;
+esac
 out=${OUT:-/tmp/gdr-out}
 mkdir -p "$out"
 build=$root/build-device
@@ -36,8 +55,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 "$bin" list >"$out/list.txt" 2>&1; grep -E "^  (cuda|ucx|mpi) " "$out/list.txt"
 mpi=(mpirun --oversubscribe --bind-to none)
 
-if [ "$what" = tests ] || [ "$what" = all ]; then
-  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 240 >"$out/ctest_gpu.txt" 2>&1
+if [ "$what" = tests ]; then
+  ctest --test-dir "$build" -L gpu --output-on-failure --timeout 240 >"$out/ctest_gpu.txt" 2>&1 || tests_rc=1
   stamp "ctest -L gpu: $(grep -E 'tests passed|tests failed' "$out/ctest_gpu.txt")"
   grep -E "^ *[0-9]+/[0-9]+ Test" "$out/ctest_gpu.txt"
 fi
@@ -53,7 +72,7 @@ for line in open(sys.argv[1]):
 EOF
 }
 
-if [ "$what" = measure ] || [ "$what" = all ]; then
+if [ "$what" = measure ]; then
   max=${GDR_MAX:-256M}
   # 1. The staged chunk size: p2p bw over mpi on device memory per chunk size.
   for ch in ${GDR_CHUNKS:-256K 1M 4M 16M}; do
@@ -100,3 +119,4 @@ if [ "$what" = measure ] || [ "$what" = all ]; then
   done
 fi
 stamp "done"
+exit ${tests_rc:-0}

@@ -21,18 +21,22 @@
 #                           /tmp/whl/, else `pip download` with GDR_FETCH_WHEEL=1)
 #   MANIFEST.txt            every piece and its package version
 #
-# usage: jobs/gpu/make_bundle.sh [--wheel FILE] [--ucx-tgz FILE] [--no-ucx] [DEST]   (DEST: .device/gpu)
-#   --no-ucx: neither UCX piece (the test of this script, tests/jobs/test_make_bundle.sh)
+# usage: jobs/gpu/make_bundle.sh [--wheel FILE] [--ucx-tgz FILE] [--no-ucx113] [--no-wheel] [--no-ucx] [DEST]
+#   (DEST: .device/gpu). --no-ucx113 / --no-wheel leave out one UCX piece (the upload is
+#   capped at 64 MiB: the wheel alone is 43 MB); --no-ucx: both (the test of this script,
+#   tests/jobs/test_make_bundle.sh). The bundle's size is printed last.
 # Exit 2 (one line) when a package is missing: jobs/install-deps.sh installs them.
 set -eu
 root=$(cd "$(dirname "$0")/../.." && pwd)
-wheel= ucx_tgz= dest= no_ucx=
+wheel= ucx_tgz= dest= no_ucx= no_tgz= no_whl=
 while [ $# -gt 0 ]; do
   case $1 in
     --wheel) wheel=$2; shift 2 ;;
     --ucx-tgz) ucx_tgz=$2; shift 2 ;;
     --no-ucx) no_ucx=1; shift ;;
-    -*) echo "make_bundle: unknown option $1 (use --wheel FILE, --ucx-tgz FILE, --no-ucx, DEST)" >&2; exit 2 ;;
+    --no-ucx113) no_tgz=1; shift ;;
+    --no-wheel) no_whl=1; shift ;;
+    -*) echo "make_bundle: unknown option $1 (use --wheel FILE, --ucx-tgz FILE, --no-ucx113, --no-wheel, --no-ucx, DEST)" >&2; exit 2 ;;
     *) dest=$1; shift ;;
   esac
 done
@@ -110,6 +114,8 @@ elif [ -z "$ucx_tgz" ]; then
     ${main_wt:+"$main_wt"/../shared/device/ucx-*cuda*.tgz} "$dest"/ucx-*cuda*.tgz 2>/dev/null | head -1 || true)
 fi
 if [ -n "$no_ucx" ]; then :
+elif [ -n "$no_tgz" ]; then
+  note "no UCX 1.13.1-cuda tarball (--no-ucx113): GDR_UCX=tarball builds are not possible"
 elif [ -n "$ucx_tgz" ]; then
   cp "$ucx_tgz" "$tmp/"
   note "$(basename "$ucx_tgz"): UCX built with CUDA (GDR_UCX=tarball jobs/gpu/device_build.sh; its default without the wheel)"
@@ -121,14 +127,25 @@ if [ -n "$no_ucx" ]; then :
 elif [ -z "$wheel" ]; then
   wheel=$(ls /tmp/whl/libucx_cu13-*.whl "$dest"/libucx_cu13-*.whl 2>/dev/null | head -1 || true)
 fi
-if [ -z "$no_ucx" ] && [ -z "$wheel" ] && [ "${GDR_FETCH_WHEEL:-0}" = 1 ]; then
+if [ -z "$no_ucx$no_whl" ] && [ -z "$wheel" ] && [ "${GDR_FETCH_WHEEL:-0}" = 1 ]; then
   python3 -m pip download --quiet --no-deps --only-binary=:all: -d "$tmp" "libucx-cu13==1.22.0"
   wheel=$(ls "$tmp"/libucx_cu13-*.whl | head -1)
 fi
 if [ -n "$no_ucx" ]; then :
+elif [ -n "$no_whl" ]; then
+  note "no libucx_cu13 wheel (--no-wheel): device_build.sh uses the 1.13.1-cuda tarball"
 elif [ -n "$wheel" ]; then
-  [ "$(dirname "$wheel")" = "$tmp" ] || cp "$wheel" "$tmp/"
-  note "$(basename "$wheel"): UCX from PyPI's libucx-cu13 (UCX 1.22: device_build.sh's default UCX)"
+  # Installed here and packed without its static libraries: 7.5 MB instead of the
+  # wheel's 43 (the upload's cap is 64 MiB with the tree).
+  # libucx_cu13.libs holds what the wheel vendors (its own libcudart): without it UCX 1.22
+  # cannot register device memory (ucp_mem_map: Invalid parameter).
+  inst=$(mktemp -d)
+  "$root/jobs/install_ucx_wheel.sh" "$inst" "$wheel" >/dev/null
+  packed=$(basename "$wheel" | sed 's/^\(libucx_cu13-[0-9.]*\)-.*/\1/')-installed.tar.xz
+  tar -C "$inst" --exclude='*.a' --exclude='*.la' -cJf "$tmp/$packed" libucx libucx_cu13.libs
+  rm -rf "$inst"
+  [ "$(dirname "$wheel")" != "$tmp" ] || rm -f "$wheel"
+  note "$packed: UCX from PyPI's $(basename "$wheel"), installed, without static libraries (UCX 1.22: device_build.sh's default UCX)"
 else
   note "no libucx_cu13 wheel: device_build.sh falls back to the 1.13.1-cuda tarball (GDR_FETCH_WHEEL=1 downloads it)"
 fi
@@ -139,4 +156,4 @@ rm -rf "$dest.old"
 mv "$tmp" "$dest"
 trap - EXIT
 rm -rf "$dest.old"
-echo "make_bundle: $dest ready ($(du -sh "$dest" | cut -f1)); carry it: run(..., carry=[\".device/gpu\"])"
+echo "make_bundle: $dest ready ($(du -sh "$dest" | cut -f1); the device upload is capped at 64 MiB with the tree); carry it: run(..., carry=[\".device/gpu\"])"

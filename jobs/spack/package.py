@@ -48,6 +48,9 @@ class Gdrbench(CMakePackage, CudaPackage):
             archs = self.spec.variants["cuda_arch"].value
             if archs and archs[0] != "none":
                 args.append(self.define("CMAKE_CUDA_ARCHITECTURES", ";".join(archs)))
+        # cmake --install also installs share/man/man1/gdrbench.1 and the bash
+        # completion (share/bash-completion/completions), written at build time by
+        # the gdrbench just built (`gdrbench generate-docs`, cmake/GdrInstall.cmake).
         # The commit for --version: Spack's git fetch keeps .git in the stage,
         # which CMake reads (cmake/GdrVersion.cmake).
         return args

@@ -1,10 +1,12 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|validate> ...`,
-which is what `gdrbench compare|stragglers|suspects|report|history|validate ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|export|validate|simulate> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history|export|validate|simulate ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
 (one line on stderr saying why), 3 internal error or missing Python package
-(never 1, so that a crash is not read as a regression).
+(never 1, so that a crash is not read as a regression), 4 (compare, suspects,
+history) a run read had wrong results or did not end `complete`: its figures
+cannot vouch for anything, so a gate built on the command fails.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import sys
 from . import SCHEMA_VERSION, __version__
 from .schema import InputError
 
-EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_UNTRUSTED = 0, 1, 2, 3, 4
 PROG = "gdrbench"
 
 
@@ -49,14 +51,57 @@ def dump_json(obj, stream=None):
     (stream or sys.stdout).write("\n")
 
 
+MAX_PCT = 1e4
+# 1e6 resamples of a 10,000-iteration case take about a minute here.
+MAX_RESAMPLES = 1_000_000
+
+
 def _pct(s):
     try:
         v = float(str(s).rstrip("%"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"'{s}' is not a percentage") from None
-    if v < 0 or not math.isfinite(v):
-        raise argparse.ArgumentTypeError(f"'{s}': must be a non-negative percentage")
+    if not 0 <= v <= MAX_PCT:  # NaN fails this too
+        raise argparse.ArgumentTypeError(f"'{s}': want a percentage from 0 to {MAX_PCT:g}")
     return v
+
+
+def _number(kind, lo, hi, open_lo=False, open_hi=False):
+    """An argparse type: a finite number in [lo, hi] (or open ends); NaN,
+    inf and out-of-range values are one line and exit 2, never a traceback
+    or unbounded work (--resamples 1e12)."""
+    def parse(s):
+        try:
+            v = kind(s)
+        except (ValueError, OverflowError):
+            raise argparse.ArgumentTypeError(f"'{s}' is not {'an integer' if kind is int else 'a number'}") from None
+        ok = math.isfinite(v) and (lo < v if open_lo else lo <= v) and (v < hi if open_hi else v <= hi)
+        if not ok:
+            raise argparse.ArgumentTypeError(f"'{s}': want {'(' if open_lo else '['}{lo:g}, {hi:g}{')' if open_hi else ']'}")
+        return v
+    return parse
+
+
+def _untrusted(runs) -> list:
+    """Why each run read cannot vouch for anything: wrong results, or not
+    ended `complete` (the gate rule, README "Analysis")."""
+    why = []
+    for r in runs:
+        r = getattr(r, "run", r)  # an api.RunResult holds the schema's Run
+        if r.status != "complete":
+            why.append(f"{r.path}: status '{r.status}', not complete")
+        wrong = sum(1 for c in r.cases if (c.get("wrong") or 0) > 0)
+        if wrong:
+            why.append(f"{r.path}: {wrong} case(s) with wrong results")
+    return why
+
+
+def _gate(prog, runs, code) -> int:
+    """`code`, unless a run read is untrusted: then EXIT_UNTRUSTED, one line each."""
+    why = _untrusted(runs)
+    for w in why:
+        print(f"{prog}: untrusted input: {w} (exit {EXIT_UNTRUSTED})", file=sys.stderr)
+    return EXIT_UNTRUSTED if why else code
 
 
 def _warn(prog):
@@ -66,16 +111,16 @@ def _warn(prog):
 # ---- subcommands ---------------------------------------------------------------
 
 def cmd_compare(a) -> int:
-    from .compare import compare_runs, format_table
-    from .schema import load_run
+    from .api import load_run
+    from .compare import format_table
     base, new = load_run(a.base), load_run(a.new)
-    cmp = compare_runs(base, new, threshold_pct=a.threshold, confidence=a.confidence,
+    cmp = base.compare(new, threshold_pct=a.threshold, confidence=a.confidence,
                        n_resamples=a.resamples, method=a.method, seed=a.seed, run_noise=a.run_noise)
     if a.json:
         dump_json(cmp.as_dict())
     else:
         print(format_table(cmp, show_same=not a.changes_only))
-    return EXIT_REGRESSION if cmp.regressions else EXIT_OK
+    return _gate(f"{PROG} compare", (base, new), EXIT_REGRESSION if cmp.regressions else EXIT_OK)
 
 
 def cmd_stragglers(a) -> int:
@@ -91,16 +136,15 @@ def cmd_stragglers(a) -> int:
 
 
 def cmd_suspects(a) -> int:
-    from .schema import load_run, parse_case_spec
-    from .suspects import analyze, format_table
+    from .api import load_run
+    from .suspects import format_table
     run = load_run(a.run)
-    rep = analyze(run, z=a.z, min_slowdown_pct=a.min_slowdown, spec=parse_case_spec(a.case) if a.case else None,
-                  p0=a.p0, alpha=a.alpha)
+    rep = run.suspects(z=a.z, min_slowdown_pct=a.min_slowdown, case=a.case, p0=a.p0, alpha=a.alpha)
     if a.json:
         dump_json(rep.as_dict())
     else:
         print(format_table(rep))
-    return EXIT_REGRESSION if rep.suspects else EXIT_OK
+    return _gate(f"{PROG} suspects", (run,), EXIT_REGRESSION if rep.suspects else EXIT_OK)
 
 
 def cmd_report(a) -> int:
@@ -144,6 +188,14 @@ def cmd_history(a) -> int:
             raise InputError(f"--plot {a.plot}: cannot write it ({e.strerror or e})") from e
         if not a.json:
             print(f"# plot: {a.plot}")
+    return _gate(f"{PROG} history", runs, EXIT_OK)
+
+
+def cmd_export(a) -> int:
+    from . import openmetrics
+    from .api import load_run
+    text = openmetrics.render(load_run(a.run))
+    openmetrics.write(text, a.output, sys.stdout)
     return EXIT_OK
 
 
@@ -151,7 +203,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG, description="gdrbench result analysis (results/README.md, "
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
-    sub = p.add_subparsers(dest="command", metavar="{compare,stragglers,suspects,report,history,validate,simulate}",
+    sub = p.add_subparsers(dest="command",
+                           metavar="{compare,stragglers,suspects,report,history,export,validate,simulate}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -165,11 +218,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="smallest change worth a verdict, percent (default 5)")
     c.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     c.add_argument("--changes-only", action="store_true", help="table: leave out the 'same' cases")
-    c.add_argument("--confidence", type=float, default=0.95, help="confidence level (default 0.95)")
-    c.add_argument("--resamples", type=int, default=9999, help="bootstrap resamples (default 9999)")
+    c.add_argument("--confidence", type=_number(float, 0, 1, True, True), default=0.95,
+                   help="confidence level, between 0 and 1 (default 0.95)")
+    c.add_argument("--resamples", type=_number(int, 100, MAX_RESAMPLES), default=9999,
+                   help=f"bootstrap resamples, 100 to {MAX_RESAMPLES} (default 9999)")
     c.add_argument("--method", choices=("percentile", "basic", "BCa"), default="percentile",
                    help="scipy.stats.bootstrap interval method (default percentile)")
-    c.add_argument("--seed", type=int, default=20240601, help="bootstrap seed (default fixed)")
+    c.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=20240601, help="bootstrap seed (default fixed)")
     c.add_argument("--run-noise", default="auto", metavar="auto|off|PCT",
                    help="run-to-run noise added to each interval: estimated from the spread of all "
                    "cases (auto, default), none (off), or a given sd in percent")
@@ -193,13 +248,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "robust outliers among comparable ones (results/README.md says how). Exit 0: no "
                        "suspect; 1: at least one; 2: bad input.")
     u.add_argument("run", metavar="RUN.h5")
-    u.add_argument("--z", type=float, default=5.0,
+    u.add_argument("--z", type=_number(float, 0, 1e6, True), default=5.0,
                    help="outlier: this many robust sd above the median of its peers (default 5)")
     u.add_argument("--min-slowdown", type=_pct, default=25.0, metavar="PCT",
                    help="and at least this much slower, percent (default 25)")
-    u.add_argument("--p0", type=float, default=0.02,
+    u.add_argument("--p0", type=_number(float, 0, 1, True, True), default=0.02,
                    help="outliers per comparison in a healthy run (default 0.02, measured here)")
-    u.add_argument("--alpha", type=float, default=1e-3,
+    u.add_argument("--alpha", type=_number(float, 0, 1, True, True), default=1e-3,
                    help="suspect: more outliers than this chance under --p0 (default 1e-3)")
     u.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
     u.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
@@ -215,7 +270,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT", help="comparison threshold (default 5)")
     r.add_argument("--straggler-threshold", type=_pct, default=10.0, metavar="PCT",
                    help="straggler threshold (default 10)")
-    r.add_argument("--seed", type=int, default=20240601, help=argparse.SUPPRESS)
+    r.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=20240601, help=argparse.SUPPRESS)
     r.add_argument("--title", help="page title")
     r.set_defaults(func=cmd_report)
 
@@ -229,6 +284,17 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
+    e = sub.add_parser("export", help="write a run as Prometheus metrics (node_exporter textfile collector)",
+                       description="Write one run's results as Prometheus/OpenMetrics gauges: per sweep point "
+                       "busbw, iteration time, %peak, wrong elements, direct/staged; per rank, host and suspect link the "
+                       "suspect state (docs/prometheus.md says which series and how they stay bounded).")
+    e.add_argument("--openmetrics", action="store_true", required=True,
+                   help="the format (the only one so far): Prometheus text, textfile-collector ready")
+    e.add_argument("run", metavar="RUN.h5")
+    e.add_argument("-o", "--output", metavar="FILE",
+                   help="write FILE atomically (temporary file, then rename) instead of stdout; "
+                   "name it *.prom inside node_exporter's --collector.textfile.directory")
+    e.set_defaults(func=cmd_export)
 
     from .simulate import add_parser as add_simulate
     add_simulate(sub)
@@ -248,9 +314,20 @@ def _drop_stdout():
         pass
 
 
+def _no_list_values(parser, a):
+    """argparse hands `--flag=--` over as [] without calling the flag's type:
+    refuse it like any other bad value."""
+    subs = [x for x in parser._actions if isinstance(x, argparse._SubParsersAction)]
+    for sp in subs:
+        for act in sp.choices[a.command]._actions:
+            if act.type is not None and act.nargs is None and isinstance(getattr(a, act.dest, None), list):
+                sp.choices[a.command].error(f"argument {'/'.join(act.option_strings)}: want one value")
+
+
 def main(argv=None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
+    _no_list_values(parser, a)
     prog = f"{PROG} {a.command}"
     try:
         code = a.func(a)

@@ -231,8 +231,8 @@ def parse_run_noise(v) -> str:
         x = float(v)
     except ValueError:
         raise InputError(f"--run-noise {v!r}: use auto, off or a percentage") from None
-    if x < 0:
-        raise InputError(f"--run-noise {v!r}: must be >= 0")
+    if not 0 <= x <= 1000:  # NaN fails this too
+        raise InputError(f"--run-noise {v!r}: want auto, off or a percentage from 0 to 1000")
     return f"{x:g}"
 
 

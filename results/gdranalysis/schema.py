@@ -8,6 +8,7 @@ that says what is wrong, which the command line turns into exit status 2.
 from __future__ import annotations
 
 import dataclasses
+import math
 import multiprocessing
 import os
 import re
@@ -243,12 +244,27 @@ def parse_bytes(s: str) -> int:
 # tests/fuzz: a damaged global heap makes reading a string attribute spin),
 # and a bad file can crash it outright; so the file is read in a forked
 # child, and a child that hangs or dies becomes an InputError.
-READ_TIMEOUT_S = float(os.environ.get("GDR_READ_TIMEOUT", "120"))
+READ_TIMEOUT_S = None  # set by a caller (the fuzzer) instead of the environment
+
+
+def read_timeout_s() -> float:
+    """GDR_READ_TIMEOUT: seconds, (0, 86400]; garbage is one line and exit 2."""
+    v = os.environ.get("GDR_READ_TIMEOUT", "")
+    if not v:
+        return 120.0
+    try:
+        t = float(v)
+    except ValueError:
+        t = math.nan
+    if not 0 < t <= 86400:  # NaN fails this too
+        raise InputError(f"environment GDR_READ_TIMEOUT={v[:40]!r}: want seconds, more than 0 and at most 86400")
+    return t
 
 
 def load_run(path: str) -> Run:
     """Read and check one result file. Raises InputError."""
     _precheck(path)
+    timeout = READ_TIMEOUT_S or read_timeout_s()
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (not Linux): read in this process
@@ -258,9 +274,9 @@ def load_run(path: str) -> Run:
     child.start()
     send.close()
     try:
-        if not recv.poll(READ_TIMEOUT_S):
+        if not recv.poll(timeout):
             child.kill()
-            raise HDF5LibraryError(f"{path}: reading it took more than {READ_TIMEOUT_S:g} s; the file is "
+            raise HDF5LibraryError(f"{path}: reading it took more than {timeout:g} s; the file is "
                              "corrupt (the HDF5 library is stuck in it)")
         try:
             kind, value = recv.recv()
@@ -388,8 +404,7 @@ def _read(path, f) -> Run:
     facts = {k: _scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
     env = {k: _scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
 
-    cases, seen = [], {}
-    for name in sorted(f["cases"].keys()):
+    def read_case(name):
         g = f["cases"][name]
         a = {k: _scalar(val) for k, val in g.attrs.items()}
         missing = sorted(REQUIRED_CASE_ATTRS - a.keys())
@@ -432,7 +447,25 @@ def _read(path, f) -> Run:
         key = case_key(a)
         seen[key] = seen.get(key, 0) + 1
         fl = read_flows(path, name, g, a) if "pattern" in a else None
-        cases.append(Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl))
+        return Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl)
+
+    # A run that did not end `complete` (a full disk, a kill) may hold a case
+    # cut short as it was written: that case is left out with a note, the
+    # others are used. In a `complete` file any damage is an error.
+    cases, seen, cut = [], {}, []
+    for name in sorted(f["cases"].keys()):
+        try:
+            cases.append(read_case(name))
+        except (InputError, OSError, KeyError, ValueError) as e:
+            if status == "complete":
+                raise
+            cut.append(name)
+            if len(cut) == 1:
+                why = str(e).splitlines()[0] if str(e) else type(e).__name__
+                run_warnings.append(f"{path}: case {name} is incomplete ({why}); left out")
+    if len(cut) > 1:
+        run_warnings.append(f"{path}: {len(cut)} incomplete case(s) left out in all ({', '.join(cut[:5])}"
+                            f"{', ...' if len(cut) > 5 else ''})")
     if not hosts:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
@@ -494,6 +527,8 @@ def parse_case_spec(spec: str) -> dict:
             k = "bytes"
         if k not in SPEC_FIELDS:
             raise InputError(f"--case: unknown key '{k}' (keys: {', '.join(SPEC_FIELDS)})")
+        if k in out:  # the last one silently winning would answer another question
+            raise InputError(f"--case: key '{k}' given twice")
         if k in ("bytes", "chunk_bytes"):
             try:
                 out[k] = parse_bytes(v)

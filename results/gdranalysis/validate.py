@@ -316,10 +316,10 @@ def validate(a) -> int:
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
     findings = (findings_of(rep, run) if rep else []) + down
-    verdicts = host_verdicts(hosts, findings, failed, doctor)
-    unjudged = rep is None and any(v.status == "healthy" for v in verdicts)
+    verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
+    unjudged = any(v.status == "unknown" for v in verdicts)
     if unjudged:
-        notes.append("no run could be judged: the hosts called healthy were not measured")
+        notes.append("no run could be judged: the hosts not named failed are unknown")
     if run is not None and not a.no_report:
         from .report import write_report
         try:

@@ -93,6 +93,8 @@ def findings_of(rep, run) -> list:
     return found
 
 
+# Open MPI's TCP BTL when a peer cannot be reached at all (a route or a link that is gone).
+NO_CONNECT = re.compile(r"from (\S+) to: (\S+) Unable to connect to the peer (\S+)")
 LOST_PEER = re.compile(r"rank \d+ \(([^)\s]+)\): timed out after ([\d.]+) s waiting for an? (send|receive) "
                        r"of \d+ B (?:to|from) rank \d+ \(([^)\s]+)\)")
 
@@ -107,6 +109,10 @@ def down_links(err, hosts) -> list:
         if a != b and a in hosts and b in hosts:
             pairs.setdefault(tuple(sorted((a, b))), f"{a} timed out after {m.group(2)} s waiting for a "
                              f"{m.group(3)} {'to' if m.group(3) == 'send' else 'from'} {b}")
+    for m in NO_CONNECT.finditer(err):
+        a, b = m.group(1), m.group(2)
+        if a != b and a in hosts and b in hosts:
+            pairs.setdefault(tuple(sorted((a, b))), f"{a} could not connect to {b} ({m.group(3)})")
     return [Finding("link-down", k, f"{k[0]}<->{k[1]}", float("inf"), ev) for k, ev in sorted(pairs.items())]
 
 
@@ -116,8 +122,8 @@ def _describe(f) -> str:
     return f"{f.kind} {f.what} {f.slower:.2f}x slower ({f.evidence})"
 
 
-def host_verdicts(hosts, findings, failed, doctor) -> list:
-    """One verdict per host of the allocation, in its order."""
+def host_verdicts(hosts, findings, failed, doctor, judged=True) -> list:
+    """One verdict per host of the allocation, in its order; `unknown` where no run was judged."""
     out = []
     for h in hosts:
         if h in failed:
@@ -127,8 +133,10 @@ def host_verdicts(hosts, findings, failed, doctor) -> list:
         if mine:
             why = "; ".join(_describe(f) for f in mine)
             out.append(HostVerdict(h, "suspect", why, doctor.get(h, "")))
-        else:
+        elif judged:
             out.append(HostVerdict(h, "healthy", "", doctor.get(h, "")))
+        else:
+            out.append(HostVerdict(h, "unknown", "not measured: no run could be judged", doctor.get(h, "")))
     return out
 
 
@@ -154,4 +162,6 @@ def write_junit(path, verdicts, elapsed_s) -> None:
             ET.SubElement(tc, "failure", message="suspect", type="suspect").text = v.why
         elif v.status == "failed":
             ET.SubElement(tc, "error", message="failed", type="failed").text = v.why
+        elif v.status == "unknown":
+            ET.SubElement(tc, "skipped", message=v.why)
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

@@ -18,6 +18,9 @@
 #include "doctor/doctor.h"
 #include "core/errors.h"
 #include "core/launcher.h"
+#include "shell_quote.h"
+
+#include <sys/stat.h>
 
 namespace gdr::doctor {
 namespace {
@@ -25,6 +28,7 @@ namespace {
 struct CommandOptions {
   bool json = false;
   bool local = false;
+  bool force = false;
   std::string output;
   double timeout = 300;
   Options probe;
@@ -88,6 +92,7 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
       "one report per node, gathered to rank 0.");
   sub->add_flag("--json", o->json, "Print the JSON document (schema: src/doctor/README.md)");
   sub->add_option("-o,--output", o->output, "Also write the JSON document to this file");
+  sub->add_flag("--force", o->force, "Overwrite the -o file if it exists");
   sub->add_flag("--local", o->local, "Check this node only, without MPI, even under mpirun/srun");
   sub->add_option("--timeout", o->timeout, "Seconds to wait for the other ranks under MPI")
       ->capture_default_str()
@@ -109,6 +114,20 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
       if (!std::filesystem::is_directory(dir, ec) || access(dir.c_str(), W_OK) != 0) {
         std::fprintf(stderr, "gdrbench doctor: -o %s: folder %s does not exist or is not writable\n",
                      o->output.c_str(), dir.c_str());
+        exit_code = kExitUsage;
+        return;
+      }
+      // Never overwritten silently; never a FIFO (opening one blocks until a reader comes).
+      struct stat st {};
+      const char* why = nullptr;
+      if (stat(o->output.c_str(), &st) == 0) {
+        if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode))
+          why = "not a file gdrbench can write without blocking (a FIFO, socket or folder)";
+        else if (!o->force)
+          why = "file exists; pass --force to overwrite it";
+      }
+      if (why) {
+        std::fprintf(stderr, "gdrbench doctor: -o %s: %s\n", shell_quote(o->output).c_str(), why);
         exit_code = kExitUsage;
         return;
       }

@@ -200,16 +200,14 @@ std::string readiness_warning(const Report& r, bool wants_cuda_direct, const std
   }
   const auto& list = blocking.empty() ? weak : blocking;
   if (list.empty()) return {};
-  auto brief = [](const Check& c) {
-    std::string e = c.evidence.size() > 90 ? c.evidence.substr(0, 87) + "..." : c.evidence;
-    return fmt::format("{}/{}: {}", c.area, c.name, e);
-  };
+  // The whole evidence: a cut one reads as a different claim.
+  auto brief = [](const Check& c) { return fmt::format("{}/{}: {}", c.area, c.name, c.evidence); };
   std::string what = wants_cuda_direct ? "-m cuda --path direct over " + transport
                                        : "host memory over " + transport;
   std::string line = fmt::format("{} is {} for {}: {}", r.host,
                                  blocking.empty() ? "degraded" : "not ready", what, brief(*list[0]));
   if (list.size() > 1) line += fmt::format(" (and {} more)", list.size() - 1);
-  return line + "; run `gdrbench doctor` for the fixes";
+  return line + "; the run goes on, and each row's path says what moved its bytes (`gdrbench doctor` lists the fixes)";
 }
 
 }  // namespace gdr::doctor

@@ -105,3 +105,35 @@ class TempDirCase(unittest.TestCase):
 
     def p(self, name):
         return os.path.join(self.tmp, name)
+
+
+def quiet_with_slow_rank(src, dst, rank, factor=4.0, hosts=None, seed=3):
+    """A copy of a --pattern run whose times are 10 us with 3 % noise, every
+    flow that involves `rank` `factor` times as long at both ends (a suspect
+    for `suspects` to name); /links dropped so it is recomputed; /ranks/host
+    replaced by `hosts` when given."""
+    import h5py
+    import numpy as np
+    copy(src, dst)
+    rng = np.random.default_rng(seed)
+    with h5py.File(dst, "r+") as f:
+        for g in f["cases"].values():
+            t = g["times"][()]
+            t = np.where(np.isfinite(t), 1e-5 * (1 + 0.03 * rng.random(t.shape)), np.nan)
+            ends = sorted({r for fl in g["flows"][()].tolist() if rank in fl for r in fl})
+            t[ends] *= factor
+            g["times"][...] = t
+        if "links" in f:
+            del f["links"]
+        if hosts is not None:
+            del f["ranks/host"]
+            f["ranks/host"] = [h.encode() for h in hosts]
+    return dst
+
+
+def rounds_run_with_slow_rank(tmp, hosts=None):
+    """A real 4-rank latency,bw --pattern rounds run (1K-16K) in tmp/run.h5, and
+    tmp/slow.h5: its quiet copy with rank 1 slow (quiet_with_slow_rank)."""
+    run = make_run(os.path.join(tmp, "run.h5"), "-t", "latency,bw", "-b", "1K", "-e", "16K", "-f", "4",
+                   "-n", "6", "-w", "1", "--window", "4", "--pattern", "rounds", np=4)
+    return run, quiet_with_slow_rank(run, os.path.join(tmp, "slow.h5"), rank=1, hosts=hosts)

@@ -33,4 +33,7 @@ step "report";     "$gdr" report a.h5 --html report.html > /dev/null || fail rep
 [ -s report.html ] || fail "report wrote no report.html"
 step "history";    "$gdr" history a.h5 b.h5 --case test=allreduce,transport=mpi,bytes=1K > history.txt || fail history
 step "stragglers"; "$gdr" stragglers a.h5 > stragglers.txt || fail stragglers
+step "man page and bash completion"
+GDRBENCH=$gdr bash "$(dirname "$(realpath "$0")")/check_docs.sh" "$(dirname "$(dirname "$(realpath "$gdr")")")" \
+  || fail "man page or bash completion"
 step "ok ($work)"

@@ -43,7 +43,9 @@ def run(np_):
     check(len(root["hosts"]) == np_ and sorted(root["local_rank"]) == list(range(np_)), "ranks group")
     for (attrs, times), r in zip(cases, rows):
         check(attrs["dtype"] == r["dtype"] and attrs["bytes"] == r["bytes"], "HDF5 order != JSON order")
-        check(attrs["wrong"] == 0 and attrs["check"] == 1, f"{attrs}")
+        # --check after (the default): one untimed checked iteration after the timed ones.
+        check(attrs["wrong"] == 0 and attrs["check"] == 2 and attrs["check_mode"] == "after"
+              and attrs["checked_iters"] == 1 == r["checked_iters"], f"{attrs}")
         check_case_consistency(attrs, times, np_)
 
 

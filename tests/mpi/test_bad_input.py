@@ -89,6 +89,11 @@ OTHER = [
     (["doctor", "--timeout", "0"], "--timeout"),
     (["doctor", "--timeout", "soon"], "--timeout"),
     (["doctor", "--local", "-o", "/nonexistent-dir/d.json"], "/nonexistent-dir/d.json"),
+    (["doctor", "--local", "-o", "/etc/hostname"], "file exists; pass --force"),
+    (["history", "/etc/hostname", "--case", "test=allreduce,test=bw"], "given twice"),
+    (["compare", "a.h5", "b.h5", "--resamples", "1000000000000"], "--resamples"),
+    (["compare", "a.h5", "b.h5", "--confidence", "nan"], "--confidence"),
+    (["suspects", "r.h5", "--z", "nan"], "--z"),
     (["compare"], "BASE.h5"),
     (["compare", "a.h5"], "NEW.h5"),
     (["compare", "a.h5", "b.h5", "--threshold", "lots"], "--threshold"),
@@ -201,7 +206,7 @@ def full_devices(d):
     for extra, needle in ANALYSIS_ENV:
         other(["compare", run_file, run_file], needle, d, extra_env=extra)
     # doctor: exit 1 (its "could not check"), never its 0 ready.
-    other(["doctor", "--local", "-o", "/dev/full"], "-o /dev/full", d, code=1, stdout="/dev/null")
+    other(["doctor", "--local", "-o", "/dev/full", "--force"], "-o /dev/full", d, code=1, stdout="/dev/null")
     other(["doctor", "--local"], "stdout", d, code=1, stdout="/dev/full")
 
 

@@ -16,7 +16,7 @@ Then: the job ends within --timeout plus a few seconds with a non-zero
 status and a message naming the lost rank (or the signal); the HDF5 file
 holds every case finished before, readable by h5py and consistent, and is
 never marked complete (failed naming the rank, interrupted, or -- when rank
-0 itself died -- left `running`, which results/README.md calls incomplete);
+0 itself died -- closed `failed` by rank 0's watcher process, naming rank 0);
 no rank and no mpirun is left behind."""
 import argparse
 import os
@@ -133,8 +133,11 @@ def attempt(a, scale):
             check_case_consistency(attrs, times, a.np)
         lost = f"rank {a.kill_rank}"
         if a.kill_rank == 0:
-            # The writer died: the file stays `running` (incomplete) with every flushed case.
-            check(status == "running", f"status {status!r} after rank 0 was killed")
+            # The writer died: its watcher (src/seal_watch.h) closes the file as
+            # `failed`, naming rank 0, with every flushed case (was: left `running`).
+            check(status == "failed" and "rank 0" in error and "watcher" in error,
+                  f"status {status!r}, error {error!r} after rank 0 was killed")
+            check(not os.path.exists(h5 + ".lock"), "the lock file outlived the job")
         elif a.kill_rank is not None and a.recovery:
             # gdrbench's own timeout found it: the file is failed and names the lost rank.
             check(status == "failed", f"status {status!r}")

@@ -1,8 +1,9 @@
 """Every point-to-point byte is checked (issue 13): under a real mpirun over
 a real transport, a clean run counts no wrong byte; GDR_SELFTEST_CORRUPT
-flips one received byte per case after the first timed iteration and every
-row must count exactly that byte (table, JSON, HDF5) and exit 4; --check 0
-verifies nothing and the file says so. Also the OSU shapes' defaults: the
+flips one received byte per case in its first checked batch and every row
+must count exactly that byte (table, JSON, HDF5) and exit 4, under the default
+--check after (one untimed batch after the timed ones) and --check every (every
+timed batch, each recorded); --check 0 verifies nothing and the file says so. Also the OSU shapes' defaults: the
 window is 64 and --iters auto records each case's count."""
 import argparse
 import os
@@ -36,14 +37,17 @@ def clean(np_, transport, pairs):
     check(all(r["wrong"] == 0 for r in rows), f"wrong bytes in a clean run: {rows}")
     _, cases = read_cases(h5)
     for attrs, times in cases:
-        check(int(attrs["check"]) == 1, f"check attribute {attrs['check']}")
+        # after: one window (bw, bibw) or one batch of round trips (latency: all 3) checked.
+        check(int(attrs["check"]) == 2 and attrs["check_mode"] == "after", f"check attribute {attrs['check']}")
+        want = 3 if attrs["test"] == "latency" else 1
+        check(int(attrs["checked_iters"]) == want, f"{attrs['test']}: checked_iters {attrs['checked_iters']}")
         if attrs["test"] != "latency":
             check(int(attrs["window"]) == 64, f"default window {attrs['window']}, not OSU's 64")
         check(int(attrs["iters"]) == 3 and int(attrs["iters_auto"]) == 0, f"iters {attrs['iters']}")
 
 
-def corrupted(np_, transport, pairs):
-    p, rows, h5 = run(np_, transport, pairs, ["-n", "3", "-w", "1", "--window", "8"],
+def corrupted(np_, transport, pairs, mode="after"):
+    p, rows, h5 = run(np_, transport, pairs, ["-n", "3", "-w", "1", "--window", "8", "--check", mode],
                       {"GDR_SELFTEST_CORRUPT": "1"})
     check(p.returncode == 4, f"exit {p.returncode} with a corrupted byte per case\n{p.stderr}")
     check("NOT correct" in p.stderr, p.stderr)
@@ -52,6 +56,10 @@ def corrupted(np_, transport, pairs):
     check(not bad, f"each p2p row should count its one flipped byte: {bad}")
     _, cases = read_cases(h5)
     check(all(int(a["wrong"]) == 1 for a, _ in cases), "HDF5 wrong count")
+    # every: every timed iteration checked (3), recorded as such.
+    if mode == "every":
+        check(all(int(a["check"]) == 1 and a["check_mode"] == "every" and int(a["checked_iters"]) == 3
+                  for a, _ in cases), f"--check every: {[dict(a) for a, _ in cases][:2]}")
     table = [l for l in p.stdout.splitlines() if not l.startswith("#") and transport in l]
     check(table and all(l.split()[-2] == "1" for l in table), f"#wrong column:\n{p.stdout}")
 
@@ -62,7 +70,7 @@ def unchecked(np_, transport, pairs):
     check(p.returncode == 0, f"exit {p.returncode} with --check 0\n{p.stderr}")
     check(all(r["wrong"] == 0 for r in rows), f"{rows}")
     _, cases = read_cases(h5)
-    check(all(int(a["check"]) == 0 for a, _ in cases), "check attribute with -c 0")
+    check(all(int(a["check"]) == 0 and int(a["checked_iters"]) == 0 for a, _ in cases), "check attribute with -c 0")
 
 
 def auto_iters(np_, transport):
@@ -92,6 +100,11 @@ def auto_slots(np_, transport):
     got = {int(a["bytes"]): (int(a["slots"]), int(a["wrong"])) for a, _ in cases if int(a["reference"]) == 0}
     want = {256 << 10: (64, 1), 1 << 20: (16, 1), 4 << 20: (4, 1), 16 << 20: (1, 1)}
     check(got == want, f"bytes -> (slots, wrong): {got}, expected {want}")
+    # --slots N above what the buffers hold is cut, and said once per test (never silently).
+    p = mpirun(np_, ["run", "-t", "bw", "-T", transport, "-b", "4M", "-e", "4M", "--slots", "64", "-n", "2",
+                     "-w", "0", "--output", os.path.join(d, "c.h5")])
+    check(p.returncode == 0, f"--slots 64: exit {p.returncode}\n{p.stderr}")
+    check(p.stdout.count("# note: --slots 64: bw uses 16 from 4194304 B on") == 1, f"no cap note:\n{p.stdout}")
 
 
 if __name__ == "__main__":
@@ -104,6 +117,7 @@ if __name__ == "__main__":
     def all_checks():
         clean(args.np, args.transport, args.pairs)
         corrupted(args.np, args.transport, args.pairs)
+        corrupted(args.np, args.transport, args.pairs, "every")
         unchecked(args.np, args.transport, args.pairs)
         if args.np == 2:
             auto_iters(args.np, args.transport)

@@ -3,6 +3,11 @@ bytes (from the library: UCX's own endpoint report, the MPI's request) and
 its ceiling or why there is none, in the table, JSON Lines and HDF5; the
 verdict closes the table and is in the file.
 
+Over UCX 1.22 too (jobs/install-deps.sh puts the libucx-cu13 wheel in
+/opt/gdrbench/ucx-1.22; GDR_UCX_V2_LIB names another lib/ folder): the same
+binary, loaded with that library, reads each send's protocol from UCX's
+request query (protocols v2), where UCX 1.13's printout gives nothing.
+
 usage: test_path.py   (GDRBENCH names the binary)"""
 import os
 import re
@@ -67,9 +72,26 @@ def thresholds_follow_ucx():
     check(all(r["path_taken"].startswith("ucx rndv") for r in rows), f"UCX_RNDV_THRESH=1024: {rows}")
 
 
+def ucx_protocols_v2():
+    lib = os.environ.get("GDR_UCX_V2_LIB", "/opt/gdrbench/ucx-1.22/libucx/lib")
+    check(os.path.isdir(lib), f"no UCX 1.22 at {lib}: run jobs/install-deps.sh")
+    env = {"LD_LIBRARY_PATH": lib + ":" + os.environ.get("LD_LIBRARY_PATH", "")}
+    p, rows, root, cases = run("v2", env, transports="ucx")
+    check(root["facts"]["ucx.version"].startswith("1.22"), f"ucx.version {root['facts']['ucx.version']}")
+    lanes = root["facts"]["ucx.lanes"].split(",")
+    want = {8: "eager short", 1 << 20: "rendezvous zero-copy read from remote"}
+    for row in rows:
+        m = re.fullmatch(r"ucx (.+) over (\S+)", row["path_taken"])
+        where = f"{row['test']} {row['bytes']} B"
+        check(m and m.group(1) == want[row["bytes"]] and m.group(2) in lanes,
+              f"{where}: {row['path_taken']!r} (lanes {lanes})")
+        check(row.get("path_unknown") is None, f"{where}: path unknown: {row.get('path_unknown')}")
+
+
 def main():
     default_run()
     thresholds_follow_ucx()
+    ucx_protocols_v2()
     print("test_path: ok")
 
 

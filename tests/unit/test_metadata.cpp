@@ -2,6 +2,7 @@
 
 #include "src/metadata.h"
 #include "src/secrets.h"
+#include "src/shell_quote.h"
 
 using namespace gdr;
 
@@ -38,4 +39,28 @@ TEST(CommandLine, QuotesSpaces) {
 TEST(Time, Formats) {
   EXPECT_EQ(utc_now().size(), 20u);
   EXPECT_EQ(utc_now(true).size(), 15u);
+}
+
+// Names with any bytes paste back into bash (checked by bash itself in
+// tests/mpi/test_outputs.py --case names).
+TEST(CommandLine, ShellQuote) {
+  EXPECT_EQ(shell_quote("a/b-c_1.h5"), "a/b-c_1.h5");
+  EXPECT_EQ(shell_quote(""), "''");
+  EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+  EXPECT_EQ(shell_quote("a\nb"), "$'a\\nb'");
+  EXPECT_EQ(shell_quote("caf\xc3\xa9 x"), "'caf\xc3\xa9 x'");
+  EXPECT_EQ(shell_quote("\xff'"), "$'\\xff\\''");
+}
+
+TEST(Environment, BoundedAndCounted) {
+  std::vector<std::string> vars = {"UCX_BIG=" + std::string(100000, 'x'), "HOME=/root", "UCX_TLS=rc"};
+  for (int i = 0; i < 600; ++i) vars.push_back("NCCL_V" + std::to_string(1000 + i) + "=1");
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  EnvCapture c = capture_environment(envp.data());
+  EXPECT_EQ(c.vars.size(), kMaxEnvVars);
+  EXPECT_NE(c.left_out.find("1 outside the allowlist"), std::string::npos) << c.left_out;
+  EXPECT_NE(c.left_out.find("90 over the first 512"), std::string::npos) << c.left_out;
+  EXPECT_NE(c.left_out.find("1 value(s) cut"), std::string::npos) << c.left_out;
 }

@@ -30,7 +30,7 @@ TEST(Options, Defaults) {
   EXPECT_EQ(o.warmup, -1);  // auto
   EXPECT_EQ(o.dtypes, (std::vector<DType>{DType::f32}));
   EXPECT_EQ(o.ops, (std::vector<Op>{Op::sum}));
-  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.check, gdr::CheckMode::after);
   EXPECT_EQ(o.references, (std::vector<std::string>{"mpi"}));
   EXPECT_DOUBLE_EQ(o.timeout, 60);
   EXPECT_EQ(o.pairs, Pairs::fixed);

@@ -190,6 +190,40 @@ TEST(Verdict, BestLatencyGpuDirectAndFactor) {
   EXPECT_EQ(lines[1], "shared GPU line");
 }
 
+// UCX's host path slower than the MPI's in the same run: the ucx line says so,
+// with the mpi figure; within 0.9x nothing is said.
+TEST(Verdict, SlowerThanMpiSaysSo) {
+  gdr::Verdict v;
+  v.add(row("bw", "host", gdr::Path::direct, 64 << 20, 10.0, 4.2));
+  auto mpi = row("bw", "host", gdr::Path::direct, 64 << 20, 6.0, 6.8);
+  mpi.params.transport = "mpi";
+  v.add(mpi);
+  auto lines = v.lines({}, "");
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0].find("slower"), std::string::npos) << lines[0];  // mpi's own line
+  EXPECT_NE(lines[1].find("bw at 67108864 B is 0.62x the mpi transport's 6.80 GB/s in this run: ucx's own "
+                          "library is slower there"), std::string::npos) << lines[1];
+  gdr::Verdict w;
+  w.add(row("bw", "host", gdr::Path::direct, 64 << 20, 10.0, 6.5));
+  w.add(mpi);
+  EXPECT_EQ(w.lines({}, "")[1].find("slower"), std::string::npos);
+}
+
+// A device row whose path nobody established never reads "GPUDirect: yes",
+// even though nothing flagged it as going through host memory.
+TEST(Verdict, UnknownPathIsNeverYes) {
+  gdr::Verdict v;
+  auto big = row("bw", "cuda", gdr::Path::direct, 1 << 20, 10.0, 104.8);
+  big.params.transport = "mpi";
+  big.path_unknown = "the MPI library does not report whether it moved device memory directly";
+  v.add(big);
+  auto lines = v.lines({}, "");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].find("GPUDirect: yes"), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find("GPUDirect: unknown at 1048576 B (the MPI library does not report"), std::string::npos)
+      << lines[0];
+}
+
 #ifdef GDR_HAVE_UCX
 // Printed by Debian 12's UCX 1.13.1 for two processes on one host (host memory).
 const char* kSysvCma = R"(#
@@ -266,6 +300,114 @@ TEST(UcxPath, DeviceRowOverCudaIpcIsDirect) {
   auto small = gdr::ucx::path_for(info, true, 8, by_name);
   EXPECT_TRUE(small.via_host);
   EXPECT_EQ(small.how, "ucx egr/bcopy over sysv/memory");
+}
+
+// ucp_request_query's info strings of the UCX 1.22 wheel (protocols v2),
+// printed for sends between two processes on this machine (host memory).
+TEST(UcxPath, ParsesSendInfoOfProtocolsV2) {
+  auto s = gdr::ucx::parse_send_info("{proto|init|rk_use} tag_send from host memory length 4194304 rendezvous "
+                                     "zero-copy read from remote cma/memory 11214.5 MB/s 356.68 us");
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->mem, "host");
+  EXPECT_EQ(s->bytes, 4194304u);
+  EXPECT_EQ(s->desc, "rendezvous zero-copy read from remote");
+  ASSERT_EQ(s->lanes.size(), 1u);
+  EXPECT_EQ(s->lanes[0].name(), "cma/memory");
+  auto p = gdr::ucx::path_from_send(*s, false, by_name);
+  EXPECT_EQ(p.how, "ucx rendezvous zero-copy read from remote over cma/memory");
+  EXPECT_EQ(p.links, std::vector<std::string>{"shm"});
+  EXPECT_TRUE(p.unknown.empty()) << p.unknown;
+  auto e = gdr::ucx::parse_send_info(
+      "{cpml|proto} tag_send from host memory length 4096 eager copy-in copy-out sysv/memory 2638.7 MB/s 1.48 us");
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->desc, "eager copy-in copy-out");
+  EXPECT_FALSE(gdr::ucx::path_from_send(*e, false, by_name).via_host);  // host rows are never flagged
+  // UCX 1.13's answer (protocols v1) is not in this form: the printout is used instead.
+  EXPECT_FALSE(gdr::ucx::parse_send_info("flags:0x44000 send length 65536 ucp_proto_progress_tag_rndv_rts() "
+                                         "lane[0]:  3:sysv/memory.0 md[2] -> md[2]/sysv/sysdev[255] am am_bw#0"
+                                         "host memory").has_value());
+}
+
+TEST(UcxPath, DeviceSendsFromProtocolsV2) {
+  using gdr::ucx::parse_send_info, gdr::ucx::path_from_send;
+  // As UCX 1.22 said it on the H200 (two ranks on one GPU).
+  auto h200 = parse_send_info("{proto|init|rk_use} tag_send from cuda/GPU0 length 4194304 rendezvous zero-copy "
+                              "flushed write to remote cuda_ipc/cuda 239360.4 MB/s 16.71 us");
+  ASSERT_TRUE(h200.has_value());
+  EXPECT_EQ(h200->mem, "cuda/GPU0");
+  EXPECT_EQ(h200->bytes, 4194304u);
+  auto write = path_from_send(*h200, true, by_name);
+  EXPECT_FALSE(write.via_host);
+  EXPECT_TRUE(write.unknown.empty()) << write.unknown;
+  EXPECT_EQ(write.how, "ucx rendezvous zero-copy flushed write to remote over cuda_ipc/cuda");
+  // Zero-copy over cuda_ipc: direct, bounded by a device copy.
+  auto ipc = path_from_send(*parse_send_info("{proto|init|rk_use} tag_send from cuda memory length 1048576 "
+                                             "rendezvous zero-copy read from remote cuda_ipc/cuda 1.0 MB/s 1 us"),
+                            true, by_name);
+  EXPECT_FALSE(ipc.via_host);
+  EXPECT_TRUE(ipc.unknown.empty()) << ipc.unknown;
+  EXPECT_EQ(ipc.links, std::vector<std::string>{"copy-d2d"});
+  // Copy-in/copy-out through a host buffer: flagged, with UCX's own words.
+  auto eager = path_from_send(*parse_send_info("{cpml|proto} tag_send from cuda memory length 8 eager copy-in "
+                                               "copy-out sysv/memory,cuda_copy/cuda 1.0 MB/s 1 us"),
+                              true, by_name);
+  EXPECT_TRUE(eager.via_host);
+  EXPECT_NE(eager.cause.find("'eager copy-in copy-out'"), std::string::npos) << eager.cause;
+  EXPECT_EQ(eager.links.front(), "copy-d2h");
+  // Zero-copy over a transport that cannot touch CUDA memory: flagged too.
+  auto tcp = path_from_send(*parse_send_info("{proto} tag_send from cuda memory length 1048576 rendezvous "
+                                             "zero-copy read from remote tcp/lo 1.0 MB/s 1 us"),
+                            true, by_name);
+  EXPECT_TRUE(tcp.via_host);
+  // A protocol gdrbench does not know: unknown, neither direct nor staged.
+  auto odd = path_from_send(*parse_send_info("{proto} tag_send from cuda memory length 1048576 rendezvous "
+                                             "something new cuda_ipc/cuda 1.0 MB/s 1 us"),
+                            true, by_name);
+  EXPECT_FALSE(odd.via_host);
+  EXPECT_NE(odd.unknown.find("'rendezvous something new'"), std::string::npos) << odd.unknown;
+}
+
+// UCX 1.22's printout: a protocol table per memory type, filled as sizes are used.
+TEST(UcxPath, ProtocolTableOfProtocolsV2) {
+  const char* text = R"(#
+# +--------------+-------------------------------------------+-------------+
+# | ucp_context_0 intra-node cfg#0                                         |
+# | tagged message by ucp_tag_send*(fast-completion) from host memory      |
+# +--------------+-------------------------------------------+-------------+
+# |        0..92 | eager short                               | sysv/memory |
+# |    256K..inf | (?) rendezvous zero-copy read from remote | cma/memory  |
+# +-----------+-------------------------------------------+-------------+
+# | ucp_context_0 intra-node cfg#0                                      |
+# | tagged message by ucp_tag_send* from host memory                    |
+# +-----------+-------------------------------------------+-------------+
+# |   Range   |                Description                |   Config    |
+# +-----------+-------------------------------------------+-------------+
+# |     0..92 | eager short                               | sysv/memory |
+# |  93..5028 | eager copy-in copy-out                    | sysv/memory |
+# | 5029..inf | (?) rendezvous zero-copy read from remote | cma/memory  |
+# +-----------+-------------------------------------------+-------------+
+)";
+  auto big = gdr::ucx::proto_table_row(text, "host", 1 << 20);
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(big->desc, "rendezvous zero-copy read from remote");
+  EXPECT_EQ(big->lanes.at(0).name(), "cma/memory");
+  auto mid = gdr::ucx::proto_table_row(text, "host", 4096);  // not the fast-completion table's row
+  ASSERT_TRUE(mid.has_value());
+  EXPECT_EQ(mid->desc, "eager copy-in copy-out");
+  EXPECT_FALSE(gdr::ucx::proto_table_row(text, "cuda", 4096).has_value());
+  // A memory named in several words still parses.
+  auto cuda = gdr::ucx::parse_send_info("{proto} tag_send from cuda GPU0 memory length 64 eager short sysv/memory");
+  ASSERT_TRUE(cuda.has_value());
+  EXPECT_EQ(cuda->mem, "cuda GPU0");
+}
+
+// UCX 1.22 prints no tag_send ranges: without a queried send the path is unknown.
+TEST(UcxPath, NoRangeIsUnknown) {
+  auto info = gdr::ucx::parse_ep_info("#                 lane[0]:  3:sysv/memory.0 md[2]           -> "
+                                      "md[2]/sysv/sysdev[255] seg 4294967295 am\n");
+  auto p = gdr::ucx::path_for(info, true, 1 << 20, by_name);
+  EXPECT_FALSE(p.via_host);
+  EXPECT_NE(p.unknown.find("no tag_send ranges"), std::string::npos) << p.unknown;
 }
 
 // uct_md_query on this machine's UCX (Debian's has no CUDA): host-only domains.

@@ -2,6 +2,7 @@
 // call a secret is dropped, what steers the libraries is kept.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,14 @@ struct Row {
 // Names and values that any reviewer would call secrets (found by the name,
 // the value, or both) and ordinary settings that must stay.
 const Row kRows[] = {
+    // Parameters and flags inside longer values (issue: stored before).
+    {"UCX_OPTS", "--mca foo --password hunter2", true},
+    {"UCX_OPTS", "--token=abc123", true},
+    {"NCCL_URL", "https://host/x?a=1&api_token=abcdefgh", true},
+    {"GDR_DB", "host=db;user=me;pwd=s3cr3t", true},
+    {"UCX_TOOL", "mysqldump --user=me --password=s3cr3t db", true},
+    {"UCX_NET_DEVICES", "mlx5_0:1,mlx5_1:1", false},
+    {"OMPI_MCA_btl", "^openib,uct", false},
     // Names that say "credential", with harmless-looking values.
     {"SLURM_AUTH_TOKEN", "abc", true},
     {"UCX_PASSWORD", "x", true},
@@ -109,4 +118,18 @@ TEST(Secrets, CapturedEnvironmentAppliesBoth) {
     EXPECT_FALSE(looks_secret(k)) << k;
     EXPECT_FALSE(value_looks_secret(v)) << k << "=" << v;
   }
+}
+
+// A long value costs linear time (a run of letters made the URL pattern
+// quadratic: 600 variables of 1,500 bytes took 50 s), and a value with more
+// "://" than it looks at is left out, as a secret would be.
+TEST(Secrets, LongValuesAreBounded) {
+  std::string run(2000, 'y');
+  auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < 200; ++i) EXPECT_FALSE(value_looks_secret(run));
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s, 2.0) << "200 values of 2,000 letters took " << s << " s";
+  std::string many;
+  for (int i = 0; i < 20; ++i) many += "a://b ";
+  EXPECT_TRUE(value_looks_secret(many + "@"));
 }

@@ -75,14 +75,25 @@ class MpiTransport final : public Transport {
   // the MPI reports it (MPI_T control variables `pml` and `btl`: the
   // environment, mpirun --mca and openmpi-mca-params.conf together), named
   // as such, and whether the peer shares this host.
-  PathTaken path_taken(MemKind, std::size_t, int peer) const override {
+  // MPI names no path, so device rows stay "unknown" unless their speed
+  // rules out staging (src/path_record.cpp); their ceiling is the link a
+  // direct transfer would cross: a device copy on one host, the network and
+  // the GPU's PCIe link across hosts.
+  PathTaken path_taken(MemKind mem, std::size_t, int peer) const override {
     if (mca_.empty()) mca_ = fmt::format("pml {}, btl {}", cvar("pml"), cvar("btl"));
     bool same_host = boot_.hosts().at(peer) == boot_.host();
     PathTaken p;
     p.how = fmt::format("mpi MPI_Isend/MPI_Irecv to a peer on {} host; MCA request: {} "
                         "(the selection itself is not queryable)",
                         same_host ? "the same" : "another", mca_);
-    p.links = {same_host ? "shm" : "net"};
+    if (mem == MemKind::host) {
+      p.links = {same_host ? "shm" : "net"};
+      return p;
+    }
+    p.links = same_host ? std::vector<std::string>{"copy-d2d"} : std::vector<std::string>{"net", "gpu"};
+    p.unknown = "the MPI library does not report whether it moved device memory directly or through host "
+                "buffers, and no host copy rows of this size ran to rule staging out by speed "
+                "(-R copy-d2h,copy-h2d)";
     return p;
   }
 

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <map>
 #include <unordered_map>
@@ -44,6 +45,7 @@ struct Slot {
 // One user message; finished when all its chunks are.
 struct Message {
   std::byte* user = nullptr;
+  bool host = false;  // the user's buffer is host memory: memcpy, no device copy
   std::size_t len = 0, chunks = 1, started = 0, finished = 0;
 };
 
@@ -101,11 +103,14 @@ class StagedTransport final : public Transport {
   }
 
   Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
-    return post(peer, r.at(off), len, true);
+    return post(peer, r.at(off), len, true, host_side(r));
   }
   Request post_recv(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
-    return post(peer, r.at(off), len, false);
+    return post(peer, r.at(off), len, false, host_side(r));
   }
+  // A host buffer beside the staged memory (a bw acknowledgement): copied with
+  // memcpy, never by the staged kind's copy engine.
+  bool host_side(const MemRegion& r) const { return r.buffer().kind == MemKind::host && mem_.kind() != MemKind::host; }
 
   bool test(const Request& req) override {
     auto it = messages_.find(req.id);
@@ -143,7 +148,7 @@ class StagedTransport final : public Transport {
   }
 
  private:
-  Request post(int peer, std::byte* user, std::size_t len, bool send) {
+  Request post(int peer, std::byte* user, std::size_t len, bool send, bool host) {
     auto lane = lanes_.find({peer, send});
     if (lane == lanes_.end())
       throw RunError(fmt::format("{}: staged {}: {} {} which connect() was not given", boot_.me(),
@@ -151,6 +156,7 @@ class StagedTransport final : public Transport {
     const std::uint64_t id = next_id_++;
     Message& m = messages_[id];
     m.user = user;
+    m.host = host;
     m.len = len;
     m.chunks = len == 0 ? 1 : (len + cfg_.chunk_bytes - 1) / cfg_.chunk_bytes;
     lane->second.waiting.push_back(id);
@@ -196,10 +202,12 @@ class StagedTransport final : public Transport {
       if (++m.started == m.chunks) l.waiting.pop_front();
       ++l.started;
       if (l.send) {
-        s.has_copy = s.len > 0;
+        s.has_copy = s.len > 0 && !m.host;
         if (s.has_copy)
           s.ticket = mem_.copy_async(pool_ + s.pool_off, m.user + s.user_off, s.len,
                                      MemoryOps::CopyDir::to_host);
+        else if (s.len > 0)
+          std::memcpy(pool_ + s.pool_off, m.user + s.user_off, s.len);
         s.stage = Stage::copy;
       } else {
         s.inner = inner_->post_recv(l.peer, *pool_region_, s.pool_off, s.len);
@@ -230,10 +238,12 @@ class StagedTransport final : public Transport {
     for (Slot& s : l.slots) {
       if (s.stage == Stage::wire && inner_->test(s.inner)) {
         Message& m = messages_.at(s.msg);
-        s.has_copy = s.len > 0;
+        s.has_copy = s.len > 0 && !m.host;
         if (s.has_copy)
           s.ticket = mem_.copy_async(m.user + s.user_off, pool_ + s.pool_off, s.len,
                                      MemoryOps::CopyDir::from_host);
+        else if (s.len > 0)
+          std::memcpy(m.user + s.user_off, pool_ + s.pool_off, s.len);
         s.stage = Stage::copy;
       }
       if (s.stage == Stage::copy && (!s.has_copy || mem_.copy_done(s.ticket))) {

@@ -4,6 +4,7 @@
 #include <uct/api/uct.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -107,7 +108,7 @@ EpInfo parse_ep_info(std::string_view text) {
   return info;
 }
 
-EpInfo ep_info_of(ucp_ep_h ep) {
+std::string ep_print(ucp_ep_h ep) {
   char* text = nullptr;
   std::size_t size = 0;
   std::string all;
@@ -117,8 +118,10 @@ EpInfo ep_info_of(ucp_ep_h ep) {
     all.assign(text, size);
     std::free(text);
   }
-  return parse_ep_info(all);
+  return all;
 }
+
+EpInfo ep_info_of(ucp_ep_h ep) { return parse_ep_info(ep_print(ep)); }
 
 std::string lane_names(const EpInfo& info) {
   std::string out;
@@ -148,7 +151,10 @@ PathTaken path_for(const EpInfo& info, bool device, std::size_t bytes,
     if (l.am_bw) am_bw.push_back(&l);
   }
   if (proto.empty()) {
-    p.how = "ucx: no tag_send range in ucp_ep_print_info";
+    p.how = fmt::format("ucx over {}", lane_names(info));
+    p.unknown = fmt::format("UCX reported no protocol for {} B: no send of that size was queried and "
+                            "ucp_ep_print_info has no tag_send ranges (UCX protocols v2 print a table instead)",
+                            bytes);
     return p;
   }
   if (proto.rfind("egr", 0) == 0) {
@@ -189,6 +195,140 @@ PathTaken path_for(const EpInfo& info, bool device, std::size_t bytes,
                           "host memory only), so UCX pipelines through host bounce buffers (cuda_copy)",
                           rma_bw.empty() ? "no rma_bw lane" : "rma_bw lanes " + join(rma_bw));
     p.links.insert(p.links.begin(), {"copy-d2h", "copy-h2d"});
+  }
+  return p;
+}
+
+namespace {
+
+// "rc_mlx5/mlx5_0:1" as a lane of its memory domain's component, which the
+// info string does not name: the InfiniBand/RoCE transports register with "ib".
+EpLane lane_of(const std::string& word) {
+  EpLane l;
+  std::size_t slash = word.find('/');
+  l.tl = word.substr(0, slash);
+  l.dev = word.substr(slash + 1);
+  bool ib = l.tl.rfind("rc", 0) == 0 || l.tl.rfind("dc", 0) == 0 || l.tl.rfind("ud", 0) == 0;
+  l.md = ib ? "ib" : l.tl;
+  return l;
+}
+
+bool has(const std::string& s, const char* w) { return s.find(w) != std::string::npos; }
+
+}  // namespace
+
+std::optional<SendProto> parse_send_info(std::string_view text) {
+  std::vector<std::string> w = words(text);
+  // "... tag_send from <mem> memory length <n> <description...> <tl/dev>... <x> MB/s <y> us"
+  // The memory is named up to "length": "host memory", "cuda/GPU0" (1.22 on an H200).
+  auto at = std::find(w.begin(), w.end(), "tag_send");
+  if (at == w.end() || w.end() - at < 6 || at[1] != "from") return std::nullopt;
+  auto len = std::find(at + 2, w.end(), "length");
+  if (len == at + 2 || w.end() - len < 3) return std::nullopt;
+  SendProto s;
+  for (auto it = at + 2; it != len; ++it)
+    if (*it != "memory") s.mem += (s.mem.empty() ? "" : " ") + *it;
+  s.bytes = std::strtoull(len[1].c_str(), nullptr, 10);
+  for (auto it = len + 2; it != w.end(); ++it) {
+    const std::string& t = *it;
+    if (t == "MB/s" || t == "us" || std::isdigit(static_cast<unsigned char>(t[0]))) continue;
+    if (t.find('/') == std::string::npos) {
+      if (s.lanes.empty()) s.desc += (s.desc.empty() ? "" : " ") + t;
+      continue;
+    }
+    // "cma/memory", several joined by ',' or listed one per word.
+    std::size_t from = 0;
+    while (from < t.size()) {
+      std::size_t comma = t.find(',', from);
+      std::string one = t.substr(from, comma == std::string::npos ? std::string::npos : comma - from);
+      if (one.find('/') != std::string::npos) s.lanes.push_back(lane_of(one));
+      from = comma == std::string::npos ? t.size() : comma + 1;
+    }
+  }
+  if (s.desc.empty() || s.lanes.empty()) return std::nullopt;
+  return s;
+}
+
+namespace {
+
+// "256K" -> 262144; "inf" -> SIZE_MAX.
+std::size_t table_size(std::string t) {
+  if (t == "inf") return SIZE_MAX;
+  std::size_t mult = 1;
+  if (!t.empty() && std::string("KMG").find(t.back()) != std::string::npos) {
+    mult = t.back() == 'K' ? 1ull << 10 : t.back() == 'M' ? 1ull << 20 : 1ull << 30;
+    t.pop_back();
+  }
+  return std::strtoull(t.c_str(), nullptr, 10) * mult;
+}
+
+// The cells of one "| a | b | c |" line, trimmed.
+std::vector<std::string> cells(std::string_view line) {
+  std::vector<std::string> out;
+  std::size_t a = line.find('|');
+  while (a != std::string_view::npos) {
+    std::size_t b = line.find('|', a + 1);
+    if (b == std::string_view::npos) break;
+    std::string c(line.substr(a + 1, b - a - 1));
+    c.erase(0, c.find_first_not_of(' '));
+    c.erase(c.find_last_not_of(' ') + 1);
+    out.push_back(c);
+    a = b;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<SendProto> proto_table_row(std::string_view text, const std::string& mem, std::size_t bytes) {
+  const std::string title = "tagged message by ucp_tag_send* from " + mem + " memory";
+  bool in = false;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(pos, end - pos);
+    pos = end + 1;
+    std::vector<std::string> c = cells(line);
+    if (c.size() == 1) in = c[0] == title || (in && c[0].rfind("tagged message", 0) != 0);
+    if (!in || c.size() != 3 || c[0].find("..") == std::string::npos) continue;
+    std::size_t dots = c[0].find("..");
+    std::size_t from = table_size(c[0].substr(0, dots)), to = table_size(c[0].substr(dots + 2));
+    if (bytes < from || bytes > to) continue;
+    std::string desc = c[1].rfind("(?) ", 0) == 0 ? c[1].substr(4) : c[1];
+    return parse_send_info(fmt::format("tag_send from {} memory length {} {} {}", mem, bytes, desc, c[2]));
+  }
+  return std::nullopt;
+}
+
+PathTaken path_from_send(const SendProto& s, bool device,
+                         const std::function<bool(const EpLane&)>& reaches_cuda) {
+  PathTaken p;
+  std::vector<const EpLane*> carriers, copies;
+  for (auto& l : s.lanes) (local_copy_tl(l) ? copies : carriers).push_back(&l);
+  p.how = fmt::format("ucx {} over {}", s.desc, join(carriers.empty() ? copies : carriers));
+  if (!copies.empty()) p.how += fmt::format(" (local copies by {})", join(copies));
+  // Copy-in/copy-out and pipelines pass the bytes through a host buffer; a
+  // zero-copy protocol moves them between the users' buffers themselves.
+  bool staged = has(s.desc, "copy-in") || has(s.desc, "copy-out") || has(s.desc, "pipeline") ||
+                has(s.desc, "bcopy") || has(s.desc, "staging") || !copies.empty();
+  bool zcopy = has(s.desc, "zero-copy") || has(s.desc, "short");
+  for (auto* l : carriers) add_links(*l, device && !staged, p.links);
+  if (!device) {
+    if (!staged && !zcopy) p.unknown = fmt::format("UCX protocol '{}' is not one gdrbench knows", s.desc);
+    return p;
+  }
+  bool all_reach = !carriers.empty() &&
+                   std::all_of(carriers.begin(), carriers.end(), [&](auto* l) { return reaches_cuda(*l); });
+  if (staged || (zcopy && !all_reach)) {
+    p.via_host = true;
+    p.cause = fmt::format("UCX chose '{}' over {} for {} B of device memory: the bytes pass through a host "
+                          "buffer{}",
+                          s.desc, join(carriers.empty() ? copies : carriers), s.bytes,
+                          staged ? "" : " (no transport of it reaches CUDA memory)");
+    p.links.insert(p.links.begin(), {"copy-d2h", "copy-h2d"});
+  } else if (!zcopy) {
+    p.unknown = fmt::format("UCX protocol '{}' for device memory is not one gdrbench knows", s.desc);
   }
   return p;
 }

@@ -1,8 +1,14 @@
-// Which transports UCX moves a message over, read from UCX itself (issue 14).
+// Which transports UCX moves a message over, read from UCX itself.
 //
-// UCX 1.13 (Debian 12's, and the GPU machine's 1.13.1-cuda) has no query for
-// the transports of an endpoint (ucp_ep_query knows only names and socket
-// addresses; UCP_EP_ATTR_FIELD_TRANSPORTS came later), so the source is
+// UCX with protocols v2 (the default from 1.15; the 1.22 wheel) answers per
+// send: ucp_request_query's info string names the protocol and transports UCX
+// chose for that very message, e.g.
+//   {proto|init|rk_use} tag_send from cuda memory length 4194304
+//   rendezvous zero-copy read from remote cuda_ipc/cuda 11214.5 MB/s 356.68 us
+// (parse_send_info, path_from_send). UCX 1.13 (Debian 12's, and the GPU
+// machine's 1.13.1-cuda) answers there with its v1 request flags and the am
+// lane only, and has no query for the transports of an endpoint
+// (UCP_EP_ATTR_FIELD_TRANSPORTS came in 1.14), so there the source is
 // ucp_ep_print_info: the endpoint's lanes with their roles (am, am_bw#k,
 // rma_bw#k) and the size thresholds of its tag protocols, e.g.
 //   lane[1]:  5:cma/memory.0 md[4] -> md[4]/cma/sysdev[255] rma_bw#0
@@ -14,6 +20,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +63,31 @@ std::string proto_at(const EpInfo& info, std::size_t bytes);
 // accesses CUDA memory.
 PathTaken path_for(const EpInfo& info, bool device, std::size_t bytes,
                    const std::function<bool(const EpLane&)>& reaches_cuda);
+
+// One send as protocols v2 describe it in ucp_request_query's info string.
+struct SendProto {
+  std::string mem;    // "host", "cuda"
+  std::size_t bytes = 0;
+  std::string desc;   // "rendezvous zero-copy read from remote", "eager copy-in copy-out"
+  std::vector<EpLane> lanes;  // the transports named, in order ("cuda_ipc/cuda")
+};
+// The info string parsed; nullopt when it is not in the v2 form (UCX 1.13's
+// "flags:0x4001 send length 8 ???() lane[0]: ...").
+std::optional<SendProto> parse_send_info(std::string_view text);
+// The row covering `bytes` of the protocol table that UCX >= 1.15 prints in
+// ucp_ep_print_info for "tagged message by ucp_tag_send* from <mem> memory",
+// e.g. "|    256K..inf | (?) rendezvous zero-copy read from remote | cma/memory |";
+// nullopt when the table or the row is not there (UCX fills it as sizes are used).
+std::optional<SendProto> proto_table_row(std::string_view print_info, const std::string& mem, std::size_t bytes);
+// ucp_ep_print_info of `ep` as text.
+std::string ep_print(ucp_ep_h ep);
+
+// What moved that send: eager or rendezvous, zero-copy or through a host
+// buffer, over which transports. Device memory is direct only when the
+// protocol is zero-copy on both sides and every transport reaches CUDA memory;
+// a protocol it does not know leaves `unknown` set, never a guess.
+PathTaken path_from_send(const SendProto& s, bool device,
+                         const std::function<bool(const EpLane&)>& reaches_cuda);
 
 // uct_md_query of the lane's memory domain in this process: CUDA in its
 // reg_mem_types or access_mem_types. Cached per domain.

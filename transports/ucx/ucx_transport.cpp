@@ -152,8 +152,13 @@ void* UcxTransport::start(int peer, void* ptr, std::size_t len, bool send, std::
     prm.memh = r->memh();
   }
   ucs_status_ptr_t sp;
+  // The first send of each (peer, memory type, length) keeps its request so
+  // that UCX can say which protocol and transports it chose (path_taken).
+  const bool ask = send && send_info_.wanted(peer, prm.memory_type, len);
+  if (ask) prm.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
   if (send) {
     sp = ucp_tag_send_nbx(peers_[peer].ep, ptr, len, make_tag(boot_.rank(), seq), &prm);
+    if (ask && UCS_PTR_IS_PTR(sp)) send_info_.note(peer, prm.memory_type, len, request_info(sp));
   } else {
     // UCX 1.13 leaves recv_info unwritten when a receive matches an
     // already-arrived message at once, so the length check could not be
@@ -241,20 +246,73 @@ void UcxTransport::check(const Slot& s, const Request& req) const {
 
 // --- metadata -----------------------------------------------------------
 
+// ucp_request_query's description of a request in flight; on failure "!"
+// and UCX's reason, kept so that a path left unknown can say why.
+std::string UcxTransport::request_info(void* req) {
+  char text[512] = {};
+  ucp_request_attr_t a{};
+  a.field_mask = UCP_REQUEST_ATTR_FIELD_INFO_STRING | UCP_REQUEST_ATTR_FIELD_INFO_STRING_SIZE;
+  a.debug_string = text;
+  a.debug_string_size = sizeof text;
+  ucs_status_t st = ucp_request_query(req, &a);
+  if (st != UCS_OK) return fmt::format("!ucp_request_query: {}", ucs_status_string(st));
+  return text[0] ? std::string(text) : std::string("!ucp_request_query: an empty info string");
+}
+
 // ucp_ep_print_info of the endpoint to `peer`, parsed once.
 const ucx::EpInfo& UcxTransport::ep_info(int peer) const {
   auto it = ep_info_.find(peer);
   return it != ep_info_.end() ? it->second : (ep_info_[peer] = ucx::ep_info_of(peers_[peer].ep));
 }
 
-// The transports UCX chose for the first endpoint, e.g. "posix/memory,cma/memory".
+// The transports UCX chose for the first endpoint, e.g. "posix/memory,cma/memory":
+// from ucp_ep_query where UCX has UCP_EP_ATTR_FIELD_TRANSPORTS (1.14), else
+// from ucp_ep_print_info.
 std::string UcxTransport::lanes() const {
-  return connected_.empty() ? std::string() : ucx::lane_names(ep_info(connected_.front()));
+  if (connected_.empty()) return {};
+#if UCP_API_VERSION >= UCP_VERSION(1, 14)
+  ucp_transport_entry_t e[32];
+  ucp_ep_attr_t a{};
+  a.field_mask = UCP_EP_ATTR_FIELD_TRANSPORTS;
+  a.transports.entries = e;
+  a.transports.num_entries = 32;
+  a.transports.entry_size = sizeof(ucp_transport_entry_t);
+  if (ucp_ep_query(peers_[connected_.front()].ep, &a) == UCS_OK && a.transports.num_entries > 0) {
+    std::string out;
+    for (unsigned i = 0; i < a.transports.num_entries; ++i) {
+      std::string one = fmt::format("{}/{}", e[i].transport_name, e[i].device_name);
+      if (out.find(one) == std::string::npos) out += (out.empty() ? "" : ",") + one;
+    }
+    return out;
+  }
+#endif
+  return ucx::lane_names(ep_info(connected_.front()));
 }
 
+// This rank's view of what moved `bytes` to `peer`: what UCX said of the
+// send of that length (or the largest shorter one: a ring sends chunks),
+// else the endpoint's printout (UCX 1.13). No send to `peer` at all (a
+// receiver): no view, the sender's counts.
 PathTaken UcxTransport::path_taken(MemKind mem, std::size_t bytes, int peer) const {
   if (peer < 0 || peer >= boot_.size() || !peers_[peer].ep) return {};
-  return ucx::path_for(ep_info(peer), mem == MemKind::cuda, bytes, ucx::md_reaches_cuda);
+  const bool device = mem == MemKind::cuda;
+  const std::string* said = send_info_.find(peer, ucx::memory_type(mem), bytes);
+  if (!said) return {};
+  if (std::optional<ucx::SendProto> s = ucx::parse_send_info(*said))
+    return ucx::path_from_send(*s, device, ucx::md_reaches_cuda);
+  // UCX 1.13 (protocols v1): the printout's tag_send ranges.
+  PathTaken p = ucx::path_for(ep_info(peer), device, bytes, ucx::md_reaches_cuda);
+  if (p.unknown.empty()) return p;
+  // Protocols v2 whose request said nothing: the printout's protocol table,
+  // printed now (UCX fills it as sizes are used).
+  const std::string text = ucx::ep_print(peers_[peer].ep);
+  if (auto row = ucx::proto_table_row(text, device ? "cuda" : "host", bytes)) {
+    PathTaken t = ucx::path_from_send(*row, device, ucx::md_reaches_cuda);
+    t.how += fmt::format(" (from ucp_ep_print_info's protocol table; the request query said '{}')", *said);
+    return t;
+  }
+  p.unknown += fmt::format("; the request query said '{}'", (*said)[0] == '!' ? said->substr(1) : *said);
+  return p;
 }
 
 std::vector<std::pair<std::string, std::string>> UcxTransport::describe() const {

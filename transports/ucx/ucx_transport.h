@@ -18,6 +18,7 @@
 #include "send_cap.h"
 #include "ucx_context.h"
 #include "ucx_path.h"
+#include "send_info.h"
 
 namespace gdr::ucx {
 
@@ -123,6 +124,7 @@ class UcxTransport final : public Transport {
   void close_endpoints();
   std::string lanes() const;
   const ucx::EpInfo& ep_info(int peer) const;
+  static std::string request_info(void* req);
 
   Bootstrap& boot_;
   std::shared_ptr<ucx::Context> ctx_;
@@ -135,6 +137,7 @@ class UcxTransport final : public Transport {
   ucx::SendCap cap_;
   bool pass_memh_;  // ucp_request_param_t::memh on every operation
   mutable std::map<int, ucx::EpInfo> ep_info_;  // ucp_ep_print_info per peer, parsed
+  ucx::SendInfo send_info_;  // what UCX said of the first send of each length
 };
 
 }  // namespace gdr::ucx

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# One device call: which of gdrbench's defaults cost `-T ucx` device bw
+# against `ucx_perftest tag_bw` of the same UCX (2 ranks on one GPU, no MPS),
+# in ABBA rounds, one variant of flags or UCX settings at a time (VARIANTS,
+# from: default slots1 every none cap0 cap1 cap4 win8 win256 win1024 protov1), ucx_perftest
+# with UCX's defaults and with protocols v1; then the path each row recorded
+# and the verdict.
+#   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M")
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
+trap 'tar -C /tmp -czf "$final/probe-raw.tgz" probe-raw' EXIT
+t0=$(date +%s); stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+build=$root/build-device-${GDR_UCX:-wheel}
+timeout 300 "$root/jobs/gpu/device_build.sh" "$build" || exit 1
+. "$root/jobs/gpu/ucx_env.sh" "$build"
+stamp "built against $(cat "$build/ucx-root.txt")"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
+bytes() { numfmt --from=iec "$1"; }
+gdr() {  # NAME ARGS...   (GDR_UCX_CUDA_MAX_SENDS and UCX_PROTO_ENABLE pass through when set)
+  local name=$1 x=(); shift
+  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
+  timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "${x[@]}" "$bin" run -T ucx -m cuda \
+    --path direct -t bw "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
+  echo "$name rc=$?"
+}
+ptest() {  # NAME SIZE
+  local port=$((14000 + RANDOM % 1000))
+  timeout 60 "$pt" -p $port >/dev/null 2>&1 & local s=$!; sleep 1
+  timeout 60 "$pt" 127.0.0.1 -p $port -t tag_bw -s "$(bytes "$2")" -m cuda -n 2000 -w 200 >"$out/$1.txt" 2>&1
+  kill $s 2>/dev/null; wait $s 2>/dev/null
+}
+sizes=${SIZES:-"1M 4M 16M 64M"}
+read -ra variants <<<"${VARIANTS:-default slots1 every none}"
+args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
+  win8) echo --window 8 ;; win256) echo --window 256 ;; win1024) echo --window 1024 ;; esac; }
+env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
+  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
+lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
+gdr_round() { for v in "${variants[@]}"; do (export $(env_of $v); gdr "r$1_$v" -b "$lo" -e "$hi" -f 4 $(args_of $v)); done; }
+pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; UCX_PROTO_ENABLE=n ptest "r$1_ptv1_$s" "$s"; done; }
+for r in $(seq 1 "${ROUNDS:-2}"); do
+  if (( r % 2 )); then gdr_round $r; pt_round $r; else pt_round $r; gdr_round $r; fi
+  stamp "round $r"
+done
+# The MPI transport over the same UCX, with the host copies that can rule staging out.
+[ "${MPI:-1}" = 1 ] && timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
+  -m cuda --path direct -t bw -b "$lo" -e "$hi" -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
+  --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1; echo "mpi rc=$?"
+/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" <<'PY'
+import json, sys, os, statistics
+out, sizes, rounds, variants = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4].split()
+mib = 1 << 20
+def b(s): return int(s[:-1]) * mib
+def perftest(p):
+    for l in open(p, errors="replace"):
+        if l.startswith("Final:"):
+            return float(l.split()[6]) * mib / 1e9
+def gdr(p, size):
+    for l in open(p):
+        r = json.loads(l)
+        if r["bytes"] == size and not r["reference"]:
+            return r
+print("bw GB/s per round; ratio = median / median tag_bw")
+for s in sizes:
+    pt = [perftest(f"{out}/r{r}_pt_{s}.txt") for r in range(1, rounds + 1)]
+    row = f"{s:>4} tag_bw {pt}"
+    ptm = statistics.median([x for x in pt if x]) if any(pt) else None
+    for v in ["ptv1"] + variants:
+        xs = []
+        for r in range(1, rounds + 1):
+            try: xs.append(perftest(f"{out}/r{r}_pt_{s}.txt".replace("_pt_", "_ptv1_")) if v == "ptv1"
+                           else gdr(f"{out}/r{r}_{v}.jsonl", b(s))["algbw_gbps"])
+            except Exception: xs.append(None)
+        m = statistics.median([x for x in xs if x]) if any(xs) else None
+        row += f" | {v} {[round(x) if x else x for x in xs]} {m / ptm if m and ptm else '-':.3}" if m and ptm else f" | {v} {xs}"
+    print(row)
+for name in ("r1_default", "mpi"):
+    try:
+        for l in open(f"{out}/{name}.jsonl"):
+            r = json.loads(l)
+            print(name, r["transport"], r["bytes"], "path:", r.get("path_taken"), "| via_host", r.get("via_host"),
+                  "| %peak", r.get("pct_peak"), "| unknown:", r.get("path_unknown"))
+    except Exception as e: print(name, "no rows", e)
+PY
+grep -h "GPUDirect\|warning" "$out/r1_default.txt" "$out/mpi.txt"
+stamp done
