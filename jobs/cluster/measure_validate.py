@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import random
 import signal
@@ -32,6 +31,8 @@ import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+from gdranalysis.intervals import wilson  # noqa: E402
 CLUSTER, FAULT, AGENT = (os.path.join(HERE, f) for f in ("cluster.sh", "fault.sh", "rsh-agent.sh"))
 NAME, SUBNET = "gm", "202"
 ENV = dict(os.environ, GDR_CLUSTER=NAME, GDR_CLUSTER_SUBNET=SUBNET, OMPI_ALLOW_RUN_AS_ROOT="1",
@@ -44,16 +45,6 @@ def sh(*cmd, check=True, timeout=120):
     if check and p.returncode != 0:
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr.strip()}")
     return p.stdout
-
-
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
 
 
 def pick_target(cls, hosts, rng):

@@ -32,7 +32,8 @@ import numpy as np  # noqa: E402
 from scipy.stats import fisher_exact  # noqa: E402
 
 from gdranalysis.sim_noise import fit  # noqa: E402
-from gdranalysis.simulate import pick, trial, wilson  # noqa: E402
+from gdranalysis.intervals import wilson  # noqa: E402
+from gdranalysis.simulate import pick, trial  # noqa: E402
 
 FIT_CLASSES = ("healthy", "link", "nic-both", "nic-egress", "nic-ingress", "cpu")
 # the emulated cluster's cpu fault (a CPU quota) makes a rank several times slower: rank:100 here

@@ -33,7 +33,8 @@ import time
 import numpy as np
 
 from .schema import InputError
-from .simulate import CASE_OVERHEAD_S, load_model, parse_cells, parse_hosts, wilson, wall_time_s
+from .intervals import wilson
+from .simulate import CASE_OVERHEAD_S, load_model, parse_cells, parse_hosts, wall_time_s
 from .suspects import _median_se
 
 HOSTLINK_SE = 1.7725   # suspects._host_blocks: a block of one link, sqrt(2) x 1.2533

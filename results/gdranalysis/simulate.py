@@ -20,13 +20,13 @@ rank's links both ways: a slow GPU, PCIe or CPU); down.
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
 import time
 
 import numpy as np
 
+from .intervals import wilson
 from .schema import InputError
 from .sim_files import Fault, write_run
 from .sim_noise import NoiseModel, fit
@@ -35,16 +35,6 @@ from .validate_verdict import findings_of, host_verdicts
 
 CLASSES = ("healthy", "link", "nic-egress", "nic-ingress", "nic-both", "rank", "down")
 CASE_OVERHEAD_S = 0.35   # validate.py's measured per-case cost beside the timed iterations
-
-
-def wilson(k, n, z=1.96):
-    if n == 0:
-        return (math.nan, math.nan)
-    p = k / n
-    d = 1 + z * z / n
-    c = (p + z * z / (2 * n)) / d
-    h = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d
-    return (max(0.0, c - h), min(1.0, c + h))
 
 
 def parse_cells(spec):
