@@ -299,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .simulate import add_parser as add_simulate
     add_simulate(sub)
     from .validate import add_parser as add_validate
-    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed; 2: bad input; "
+    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed or the run's data were wrong; 2: bad input; "
                  "3: validate could not finish.")
     return p
 

@@ -330,6 +330,13 @@ def validate(a) -> int:
     notes.append(f"{elapsed:.1f} s of a {budget:g} s budget ({'kept' if elapsed <= budget else 'EXCEEDED'})")
     code = (EXIT_INTERNAL if unjudged and not (failed or down) else EXIT_FAILED if failed or down
             else EXIT_SUSPECT if findings else EXIT_HEALTHY)
+    # The gate rule of compare/suspects/history: a run whose data arrived wrong
+    # vouches for no host (exit 4, as their untrusted-input code).
+    wrong = sum(1 for c in run.cases if (c.get("wrong") or 0) > 0) if run is not None else 0
+    if wrong:
+        notes.append(f"untrusted input: {h5_used}: {wrong} case(s) with wrong results: no host is "
+                     f"vouched for (exit {EXIT_FAILED})")
+        code = EXIT_FAILED
     doc = {"hosts": hosts, "launcher": lau.kind, "budget_s": budget, "elapsed_s": round(elapsed, 2),
            "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
            "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))

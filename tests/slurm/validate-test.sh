@@ -44,3 +44,16 @@ with h5py.File(doc["judged_file"], "r") as f:
 check(open(os.path.join(out, "validate.xml")).read().count("<testcase") == 1, "JUnit testcases")
 print(f"validate-test: PASS ({doc['elapsed_s']} s, job {job}, {doc['verdicts'][0]['status']})")
 PY
+# The gate rule: the same validate over ranks that spoil a received byte per
+# case (GDR_SELFTEST_CORRUPT, passed by srun) vouches for no host: exit 4.
+rm -rf "$out-wrong"
+set +e
+GDR_SELFTEST_CORRUPT=1 timeout 170 salloc -N1 -n4 -O -t 3 -J gdr-validate-wrong-$$ \
+  "$gdr" validate --slurm --ranks-per-host 4 --budget 75 --min-bytes 64K --max-bytes 256K --window 8 \
+  --no-report --out "$out-wrong" >"$out-wrong.txt" 2>&1
+rc=$?
+set -e
+echo "validate-test: with wrong data, exit $rc"
+[[ $rc -eq 4 ]] && grep -q "case(s) with wrong results" "$out-wrong/validate.json" ||
+  { echo "validate-test: FAIL: wrong data should give exit 4 and a note"; cat "$out-wrong.txt"; exit 1; }
+echo "validate-test: ok"
