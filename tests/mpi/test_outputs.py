@@ -42,7 +42,9 @@ def concurrent(np_):
     d = tmpdir()
     out, js = os.path.join(d, "same.h5"), os.path.join(d, "same.jsonl")
     res = {}
-    first = threading.Thread(target=lambda: res.setdefault("p", mpirun(np_, sweep(out, "--json", js), timeout=200)))
+    # Long enough for three more launches while it writes (n 200 ended first on a quiet machine).
+    first = threading.Thread(target=lambda: res.setdefault("p", mpirun(np_, sweep(out, "--json", js, n="1000"),
+                                                                        timeout=200)))
     first.start()
     t0 = time.time()
     while not os.path.exists(out + ".lock") and time.time() - t0 < 60:
@@ -51,6 +53,8 @@ def concurrent(np_):
     time.sleep(0.5)
     size_before = os.path.getsize(out)
     for extra in (["--force"], ["--force", "--json", js], []):
+        check(os.path.exists(out + ".lock"), f"the first run ended before the second run {extra} began: "
+              "the test's first run is too short for this machine")
         p = mpirun(np_, sweep(out, *extra, end="4K", n="5"), timeout=120)
         lines = [l for l in p.stderr.splitlines() if l.strip()]
         print(f"second run {extra}: exit {p.returncode}: {lines}")
