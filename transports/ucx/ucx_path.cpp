@@ -16,6 +16,17 @@
 namespace gdr::ucx {
 namespace {
 
+// The lines of a printout (views into `text`).
+std::vector<std::string_view> lines(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t end = std::min(text.find('\n', pos), text.size());
+    out.push_back(text.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
+
 std::vector<std::string> words(std::string_view line) {
   std::istringstream in{std::string(line)};
   std::vector<std::string> out;
@@ -64,12 +75,8 @@ void add_links(const EpLane& l, bool device, std::vector<std::string>& links) {
 
 EpInfo parse_ep_info(std::string_view text) {
   EpInfo info;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::vector<std::string> w = words(text.substr(pos, end - pos));
-    pos = end + 1;
+  for (std::string_view line : lines(text)) {
+    std::vector<std::string> w = words(line);
     if (!w.empty() && w[0] == "#") w.erase(w.begin());
     if (w.size() >= 2 && w[0].rfind("lane[", 0) == 0) {
       EpLane l;
@@ -283,12 +290,7 @@ std::vector<std::string> cells(std::string_view line) {
 std::optional<SendProto> proto_table_row(std::string_view text, const std::string& mem, std::size_t bytes) {
   const std::string title = "tagged message by ucp_tag_send* from " + mem + " memory";
   bool in = false;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    std::string_view line = text.substr(pos, end - pos);
-    pos = end + 1;
+  for (std::string_view line : lines(text)) {
     std::vector<std::string> c = cells(line);
     if (c.size() == 1) in = c[0] == title || (in && c[0].rfind("tagged message", 0) != 0);
     if (!in || c.size() != 3 || c[0].find("..") == std::string::npos) continue;
