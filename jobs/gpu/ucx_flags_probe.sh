@@ -4,8 +4,11 @@
 # in ABBA rounds, one variant of flags or UCX settings at a time (VARIANTS,
 # from: default slots1 every none cap0 cap1 cap4 win8 win256 win1024 protov1), ucx_perftest
 # with UCX's defaults and with protocols v1; then the path each row recorded
-# and the verdict.
-#   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M")
+# and the verdict. TEST=latency compares one-way latency with tag_lat instead
+# (medians; the ratio is then ours over theirs). Under MPS: run it inside
+# jobs/with_mps.sh.
+#   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M",
+#          TEST=bw, VARIANTS also memh0 memh1 = GDR_UCX_PASS_MEMH)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
@@ -20,25 +23,33 @@ bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
 bytes() { numfmt --from=iec "$1"; }
 gdr() {  # NAME ARGS...   (GDR_UCX_CUDA_MAX_SENDS and UCX_PROTO_ENABLE pass through when set)
   local name=$1 x=(); shift
-  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
+  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE GDR_UCX_PASS_MEMH; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
   timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "${x[@]}" "$bin" run -T ucx -m cuda \
-    --path direct -t bw "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
+    --path direct -t "${TEST:-bw}" "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
   echo "$name rc=$?"
 }
 ptest() {  # NAME SIZE
   local port=$((14000 + RANDOM % 1000))
   timeout 60 "$pt" -p $port >/dev/null 2>&1 & local s=$!; sleep 1
-  timeout 60 "$pt" 127.0.0.1 -p $port -t tag_bw -s "$(bytes "$2")" -m cuda -n 2000 -w 200 >"$out/$1.txt" 2>&1
+  timeout 60 "$pt" 127.0.0.1 -p $port -t "$pt_test" -s "$(bytes "$2")" -m cuda -n "$pt_n" -w 200 >"$out/$1.txt" 2>&1
   kill $s 2>/dev/null; wait $s 2>/dev/null
 }
 sizes=${SIZES:-"1M 4M 16M 64M"}
+if [ "${TEST:-bw}" = latency ]; then pt_test=tag_lat pt_n=10000; else pt_test=tag_bw pt_n=2000; fi
 read -ra variants <<<"${VARIANTS:-default slots1 every none}"
 args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
   win8) echo --window 8 ;; win256) echo --window 256 ;; win1024) echo --window 1024 ;; esac; }
 env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
-  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
+  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; memh0) echo GDR_UCX_PASS_MEMH=0 ;; memh1) echo GDR_UCX_PASS_MEMH=1 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
 lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
-gdr_round() { for v in "${variants[@]}"; do (export $(env_of $v); gdr "r$1_$v" -b "$lo" -e "$hi" -f 4 $(args_of $v)); done; }
+gdr_round() {  # latency: one run per size (the sizes need not be a geometric series), rows joined
+  for v in "${variants[@]}"; do
+    if [ "${TEST:-bw}" = latency ]; then
+      for s in $sizes; do (export $(env_of $v); gdr "r$1_${v}_$s" -b "$s" -e "$s" $(args_of $v)); done
+      cat "$out/r$1_${v}_"*.jsonl >"$out/r$1_$v.jsonl"
+    else (export $(env_of $v); gdr "r$1_$v" -b "$lo" -e "$hi" -f 4 $(args_of $v)); fi
+  done
+}
 pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; UCX_PROTO_ENABLE=n ptest "r$1_ptv1_$s" "$s"; done; }
 for r in $(seq 1 "${ROUNDS:-2}"); do
   if (( r % 2 )); then gdr_round $r; pt_round $r; else pt_round $r; gdr_round $r; fi
@@ -48,33 +59,36 @@ done
 [ "${MPI:-1}" = 1 ] && timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
   -m cuda --path direct -t bw -b "$lo" -e "$hi" -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
   --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1; echo "mpi rc=$?"
-/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" <<'PY'
+/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" "${TEST:-bw}" <<'PY'
 import json, sys, os, statistics
-out, sizes, rounds, variants = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4].split()
+out, sizes, rounds, variants, test = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5]
 mib = 1 << 20
-def b(s): return int(s[:-1]) * mib
+lat = test == "latency"
+def b(s): return int(s[:-1]) * {"K": 1 << 10, "M": mib, "G": 1 << 30}[s[-1]] if s[-1] in "KMG" else int(s)
 def perftest(p):
     for l in open(p, errors="replace"):
         if l.startswith("Final:"):
-            return float(l.split()[6]) * mib / 1e9
+            return float(l.split()[2]) if lat else float(l.split()[6]) * mib / 1e9
 def gdr(p, size):
     for l in open(p):
         r = json.loads(l)
         if r["bytes"] == size and not r["reference"]:
             return r
-print("bw GB/s per round; ratio = median / median tag_bw")
+key = "time_us_median" if lat else "algbw_gbps"
+print("median one-way us per round; ratio = median / median tag_lat (lower is better)" if lat
+      else "bw GB/s per round; ratio = median / median tag_bw")
 for s in sizes:
     pt = [perftest(f"{out}/r{r}_pt_{s}.txt") for r in range(1, rounds + 1)]
-    row = f"{s:>4} tag_bw {pt}"
+    row = f"{s:>4} {'tag_lat' if lat else 'tag_bw'} {pt}"
     ptm = statistics.median([x for x in pt if x]) if any(pt) else None
     for v in ["ptv1"] + variants:
         xs = []
         for r in range(1, rounds + 1):
             try: xs.append(perftest(f"{out}/r{r}_pt_{s}.txt".replace("_pt_", "_ptv1_")) if v == "ptv1"
-                           else gdr(f"{out}/r{r}_{v}.jsonl", b(s))["algbw_gbps"])
+                           else gdr(f"{out}/r{r}_{v}.jsonl", b(s))[key])
             except Exception: xs.append(None)
         m = statistics.median([x for x in xs if x]) if any(xs) else None
-        row += f" | {v} {[round(x) if x else x for x in xs]} {m / ptm if m and ptm else '-':.3}" if m and ptm else f" | {v} {xs}"
+        row += f" | {v} {[round(x, 2) if x else x for x in xs]} {m / ptm if m and ptm else '-':.3}" if m and ptm else f" | {v} {xs}"
     print(row)
 for name in ("r1_default", "mpi"):
     try:

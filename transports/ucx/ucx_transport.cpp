@@ -37,24 +37,26 @@ std::uint64_t make_tag(int src, std::uint64_t seq) {
   return (static_cast<std::uint64_t>(src) << kSeqBits) | (seq & kSeqMask);
 }
 
-// UCX 1.13 declares ucp_request_param_t::memh, but only the v2 protocols
-// (default from 1.15) use it to skip registration; older ones get the
-// memory-type hint alone.
-// GDR_UCX_PASS_MEMH=0|1 overrides that default (1 is refused below 1.15),
-// to measure what the handle changes on a given UCX.
+// The registration handle is off by default, as in ucx_perftest (which
+// passes it only when asked to pre-register): with it, UCX 1.22 sends even
+// 8 B of device memory by rendezvous (a cuda_ipc write and its ack), where
+// tag_lat's eager copy is 1.4 us faster under MPS (H200 gate, 2026-12-03).
+// GDR_UCX_PASS_MEMH=1 passes it, to measure what the handle changes on a
+// given UCX; UCX 1.13 declares the field, but only the v2 protocols (default
+// from 1.15) use it, so 1 is refused below that.
 #if UCP_API_VERSION >= UCP_VERSION(1, 15)
-constexpr bool kPassMemh = true;
+constexpr bool kMemhUsable = true;
 #else
-constexpr bool kPassMemh = false;
+constexpr bool kMemhUsable = false;
 #endif
 
 bool pass_memh_from_env(const Bootstrap& boot) {
   const char* v = std::getenv("GDR_UCX_PASS_MEMH");
-  if (!v || !*v) return kPassMemh;
+  if (!v || !*v) return false;
   const std::string s(v);
   if (s != "0" && s != "1")
     throw UsageError(fmt::format("{}: GDR_UCX_PASS_MEMH='{}': use 0 or 1", boot.me(), s));
-  if (s == "1" && !kPassMemh)
+  if (s == "1" && !kMemhUsable)
     throw UsageError(fmt::format("{}: GDR_UCX_PASS_MEMH=1 needs UCX API 1.15 or later (built against {}.{})",
                                  boot.me(), UCP_API_MAJOR, UCP_API_MINOR));
   return s == "1";
