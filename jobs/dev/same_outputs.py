@@ -98,7 +98,9 @@ def h5_items(path: str, exe: str) -> dict[str, object]:
             v = type(v).__name__
         elif isinstance(v, str):
             v = v.replace(exe, "BIN")
-            if where.startswith("/environment") or key in ("verdict", "timer"):
+            if where.startswith("/environment"):  # OMPI_COMMAND: the binary's own name
+                v = mask(v.replace(os.path.basename(exe), "BIN"))
+            elif key in ("verdict", "timer"):
                 v = mask(v)
         elif isinstance(v, np.generic):
             v = v.item()
