@@ -4,6 +4,15 @@
 
 namespace gdr {
 
+std::string_view test_kind_name(TestKind k) {
+  switch (k) {
+    case TestKind::collective: return "collective";
+    case TestKind::latency: return "latency";
+    case TestKind::bandwidth: return "bandwidth";
+  }
+  return "?";
+}
+
 std::vector<TestInfo>& test_registry() {
   static std::vector<TestInfo> r;
   return r;

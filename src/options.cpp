@@ -229,7 +229,7 @@ RunOptions validate(const RunArgs& a) {
 
 void validate_for_ranks(const RunOptions& o, int ranks) {
   for (const std::string& t : o.tests)
-    if (find_test(t)->point_to_point && ranks < 2)
+    if (find_test(t)->traits.point_to_point() && ranks < 2)
       throw UsageError(fmt::format(
           "test '{}' needs at least 2 ranks (launched with {}); use mpirun -np 2 or more", t, ranks));
 }
