@@ -42,7 +42,7 @@ RUNS = {
 TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|times|time_us|start_utc|end_utc|"
                     r"git_commit|gdrbench_version|scale\..*)$")
 NUMBER = re.compile(r"\d+(\.\d+)?([eE][-+]?\d+)?")
-HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
+HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}\b")  # a commit id; a number of 7+ digits is a NUMBER
 
 
 def mask(text: str) -> str:
