@@ -22,6 +22,16 @@ const TestInfo* find_test(std::string_view name) {
     if (t.name == name) return &t;
   return nullptr;
 }
+std::string test_names_where(bool (*pred)(const TestTraits&)) {
+  std::vector<std::string> names;
+  for (auto& t : test_registry())
+    if (pred(t.traits)) names.push_back(t.name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 TestRegistrar::TestRegistrar(TestInfo info) { test_registry().push_back(std::move(info)); }
 
 std::vector<ReferenceInfo>& reference_registry() {

@@ -147,6 +147,8 @@ struct TestInfo {
 
 std::vector<TestInfo>& test_registry();
 const TestInfo* find_test(std::string_view name);
+// The registered tests whose traits pass `pred`, as prose ("latency, bw and bibw"), for notes.
+std::string test_names_where(bool (*pred)(const TestTraits&));
 struct TestRegistrar {
   explicit TestRegistrar(TestInfo info);
 };

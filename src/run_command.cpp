@@ -1,6 +1,5 @@
 // `gdrbench run`: validate, start MPI, open the result sinks, sweep, close.
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -164,13 +163,7 @@ std::vector<std::string> ignored_options(const RunOptions& o) {
   auto note = [&](Reads reads, std::string what) {
     for (const std::string& t : o.tests)
       if (reads(find_test(t)->traits)) return;
-    std::vector<std::string> where;  // "-t latency, bw and bibw"
-    for (const TestInfo& t : test_registry())
-      if (reads(t.traits)) where.push_back(t.name);
-    std::string last = where.empty() ? "" : where.back();
-    if (!where.empty()) where.pop_back();
-    out.push_back(fmt::format("{} applies only to -t {}{}{}: ignored by this run's tests", what,
-                              fmt::join(where, ", "), where.empty() ? "" : " and ", last));
+    out.push_back(fmt::format("{} applies only to -t {}: ignored by this run's tests", what, test_names_where(reads)));
   };
   if (o.window != 64) note(windowed, fmt::format("--window {}", o.window));
   if (o.slots != 0) note(p2p, fmt::format("--slots {}", o.slots));

@@ -113,9 +113,13 @@ std::string iterations_note(const RunOptions& o) {
                                             o.case_time, kMinAutoIters);
   n += o.warmup >= 0 ? fmt::format("; {} warm-up", o.warmup) : "; warm-up auto (OSU's skip counts)";
   bool p2p = std::any_of(o.tests.begin(), o.tests.end(), [](auto& t) { return find_test(t)->traits.point_to_point(); });
+  // Said of every registered test of each shape (collectives/test.h's traits).
+  auto round_trips = [](const TestTraits& t) { return t.kind == TestKind::latency; };
+  auto windowed = [](const TestTraits& t) { return !t.window.empty(); };
   if (p2p)
-    n += fmt::format("; latency: one iteration is one round trip (up to 64 back to back per barrier), bw and "
-                     "bibw: a window of {} messages per iteration", o.window);
+    n += fmt::format("; {}: one iteration is one round trip (up to 64 back to back per barrier), {}: a window "
+                     "of {} messages per iteration",
+                     test_names_where(round_trips), test_names_where(windowed), o.window);
   return n;
 }
 
