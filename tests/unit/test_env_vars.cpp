@@ -45,5 +45,5 @@ TEST(EnvVars, BadValuesOneLine) {
 TEST(EnvVars, TableNamesAreUnique) {
   auto vars = env_vars();
   for (std::size_t i = 0; i < vars.size(); ++i)
-    for (std::size_t j = i + 1; j < vars.size(); ++j) EXPECT_STRNE(vars[i].name, vars[j].name);
+    for (std::size_t j = i + 1; j < vars.size(); ++j) EXPECT_NE(vars[i].name, vars[j].name);
 }
