@@ -146,7 +146,7 @@ exec_job() {
   : >"$job/out"
   # The output streams until the job ends; a case that ends first (its
   # deadline, or ctest stopping it) has the job killed in the guest.
-  sleep 100000 &
+  sleep "$(( ${timeout%.*} + 120 ))" &
   local hold=$!
   tail -s 0.2 -n +1 -F --pid="$hold" "$job/out" 2>/dev/null &
   local tail_pid=$!
@@ -157,6 +157,12 @@ exec_job() {
   mv "$q/$name.tmp" "$q/$name.job"
   local t0=$SECONDS
   while [[ ! -e $job/rc ]]; do
+    # A guest that hangs (or still ends a killed job) takes no new job.
+    if [[ -e $q/$name.job ]] && ((SECONDS - t0 >= 60)); then
+      rm -f "$q/$name.job"
+      echo "guest.sh: the shared guest did not take the job within 60 s; its console:"
+      consoles; exit 125
+    fi
     if ! all_up; then
       sleep 1  # the rc of a job that ended as the guest stopped
       [[ -e $job/rc ]] && break

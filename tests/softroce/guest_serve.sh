@@ -6,7 +6,8 @@
 # the job's status goes to rc there. A job runs in its own session, so a
 # `kill` file in its folder (guest.sh exec's deadline, or its case killed)
 # ends it and everything it started, and nothing of it outlives it: a rank
-# left behind would keep the rxe devices busy for the next case.
+# left behind would keep the rxe devices busy for the next case. (dash's
+# kill takes no --: -PID is the process group.)
 q=/results/.queue
 
 run_job() {
@@ -21,12 +22,12 @@ run_job() {
   sig=TERM n=0
   until [ -e "$d/rc" ]; do
     if [ -e "$d/kill" ] && [ -s "$d/pid" ]; then
-      kill -"$sig" -- -"$(cat "$d/pid")" 2>/dev/null
+      kill -"$sig" -"$(cat "$d/pid")" 2>/dev/null
       n=$((n + 1)); [ $n -ge 25 ] && sig=KILL  # 5 s to end on TERM
     fi
     sleep 0.2
   done
-  [ -s "$d/pid" ] && kill -KILL -- -"$(cat "$d/pid")" 2>/dev/null
+  [ -s "$d/pid" ] && kill -KILL -"$(cat "$d/pid")" 2>/dev/null
   wait
 }
 

@@ -94,17 +94,8 @@ if [[ -n $guest ]]; then
     mpi_cmd=(mpirun --host "node1:$per_node,node2:$per_node" -np "$((2 * per_node))")
     for ((i = 1; i < ${#envs[@]}; i += 2)); do mpi_cmd+=(-x "${envs[i]%%=*}"); done
     mpi_cmd+=("$build/gdrbench" run "$@")
-    script='relay=$1 setup=$2 before=$3; shift 3
-reset() { "$relay" node2 "tc qdisc del dev eth0 root 2>/dev/null; true" >/dev/null 2>&1; }
-trap "reset; exit 143" TERM INT
-if [ -n "$setup" ]; then
-  r=$("$relay" node2 "($setup) >&2; echo setup-exit=\$?" 2>&1)
-  case $r in *setup-exit=0*) ;; *) echo "run.sh: node2 setup failed: $r"; reset; exit 125 ;; esac
-fi
-(eval "${before:-:}") &
-"$@"; rc=$?
-[ -z "$setup" ] || reset
-exit $rc'
+    # One line: the guest's dash reads the command as printf %q wrote it.
+    script='relay=$1 setup=$2 before=$3; shift 3; reset() { "$relay" node2 "tc qdisc del dev eth0 root 2>/dev/null; true" >/dev/null 2>&1; }; trap "reset; exit 143" TERM INT; if [ -n "$setup" ]; then r=$("$relay" node2 "($setup) >&2; echo setup-exit=\$?" 2>&1); case $r in *setup-exit=0*) ;; *) echo "run.sh: node2 setup failed: $r"; reset; exit 125 ;; esac; fi; (eval "${before:-:}") & "$@"; rc=$?; [ -z "$setup" ] || reset; exit $rc'
     exec "$here/guest.sh" exec "$guest" "$results" --timeout "$timeout" "${envs[@]}" -- \
       sh -c "$script" sh "$here/relay.sh" "$setup" "$before" "${mpi_cmd[@]}"
   fi
