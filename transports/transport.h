@@ -110,8 +110,8 @@ struct TransportInfo {
   std::string description;
   // Empty when usable on this machine, else the reason.
   std::function<std::string()> unavailable_reason;
-  // Creates the transport for direct use of memory kind `mem`. The staged
-  // path needs only host support: make_transport wraps it.
+  // Creates the transport (no memory kind: regions bring theirs to
+  // register_memory). The staged path needs only host support: make_transport wraps it.
   std::function<std::unique_ptr<Transport>(Bootstrap&)> create;
   // For `gdrbench list`: empty when `direct` transfers of device memory can
   // work here, else why not. Unset: not known until a run tries.

@@ -1,0 +1,293 @@
+"""The docs' claims hold (label `docs`; what and why: docs/developers/testing.md#docs-checks).
+
+Environment: GDRBENCH (the binary), GDR_BUILD_DIR (the build folder, for ctest's
+own list of tests and labels). No mpirun: seconds."""
+import functools
+import glob
+import json
+import os
+import re
+import subprocess
+import unittest
+
+from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, prose, read, repo_path_candidates, shell_commands,
+                        tracked_markdown)
+
+GDRBENCH = os.environ.get("GDRBENCH", os.path.join(REPO, "build", "gdrbench"))
+BUILD = os.environ.get("GDR_BUILD_DIR", os.path.join(REPO, "build"))
+NEEDS = {"gpu", "hca", "cluster", "root", "network"}
+SHELL = {"sh", "bash", "shell", "console"}
+# Blocks of numbers with no archived run, each said so in its page. Pinned: a new one fails.
+UNARCHIVED = {"docs/measurements/README.md": 1}
+DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
+
+
+@functools.lru_cache(None)
+def ctest_tests():
+    out = subprocess.run(["ctest", "--show-only=json-v1"], cwd=BUILD, text=True, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL, check=True).stdout
+    return {t["name"]: t for t in json.loads(out)["tests"]}
+
+
+@functools.lru_cache(None)
+def labels():
+    """Labels of this build's tests, and those only other presets' builds define (sanitize)."""
+    found = set()
+    for t in ctest_tests().values():
+        for p in t.get("properties", []):
+            if p["name"] == "LABELS":
+                found.update(p["value"])
+    for cm in glob.glob(os.path.join(REPO, "tests", "**", "CMakeLists.txt"), recursive=True):
+        for m in re.finditer(r'LABELS\s+("([^"]*)"|([\w;]+))', read(os.path.relpath(cm, REPO))):
+            found.update(x for x in (m.group(2) or m.group(3)).split(";") if x and not x.startswith("$"))
+    return found
+
+
+@functools.lru_cache(None)
+def help_flags(sub):
+    """The flags `gdrbench SUB --help` lists (SUB '' for the top level)."""
+    args = [GDRBENCH] + ([sub] if sub else []) + ["--help"]
+    p = subprocess.run(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"{' '.join(args)}: exit {p.returncode}\n{p.stdout}")
+    return set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", p.stdout))
+
+
+@functools.lru_cache(None)
+def subcommands():
+    out = subprocess.run([GDRBENCH, "--help"], text=True, stdout=subprocess.PIPE, timeout=60).stdout
+    return set(re.findall(r"^  ([a-z-]+)\s{2,}", out, re.M))
+
+
+def gdrbench_calls(text):
+    """(subcommand, flags) of every `gdrbench SUB ...` in a command or code span."""
+    for m in re.finditer(r"(?:^|[\s/])gdrbench\s+([a-z-]+)((?:\s+[^\s|;&>#)]+)*)", text):
+        sub, rest = m.group(1), m.group(2)
+        flags = [t.split("=")[0] for t in rest.split() if re.match(r"^--?[A-Za-z]", t)]
+        yield sub, flags
+
+
+def source_text():
+    """Every tracked file that is not documentation, archive or corpus, as one string."""
+    out = subprocess.run(["git", "ls-files"], cwd=REPO, text=True, stdout=subprocess.PIPE, check=True).stdout
+    parts = []
+    for p in out.split():
+        if p.endswith(".md") or p.startswith(("results/archive/", "tests/fuzz/corpus/", "tests/doctor/data/")):
+            continue
+        try:
+            parts.append(read(p))
+        except (UnicodeDecodeError, IsADirectoryError):
+            pass
+    return "\n".join(parts)
+
+
+class Paths(unittest.TestCase):
+    def test_links(self):
+        """Every relative link of every Markdown file resolves, its anchor to a heading."""
+        bad = []
+        for doc in tracked_markdown():
+            for m in LINK.finditer(prose(doc)):
+                target = m.group(1)
+                if re.match(r"^[a-z]+:", target):
+                    continue
+                path, _, anchor = target.partition("#")
+                full = os.path.normpath(os.path.join(REPO, os.path.dirname(doc), path)) if path else \
+                    os.path.join(REPO, doc)
+                if not os.path.exists(full):
+                    bad.append(f"{doc}: {target}: no such file")
+                elif anchor and full.endswith(".md") and anchor not in anchors(os.path.relpath(full, REPO)):
+                    bad.append(f"{doc}: {target}: no heading '{anchor}'")
+        self.assertEqual(bad, [], "\n".join(bad))
+
+    def test_paths(self):
+        """Every path of the tree named in the docs exists (globs match something)."""
+        bad = []
+        for doc in DOCS:
+            texts = [s for s in CODE.findall(prose(doc))]
+            texts += [b.text() for b in blocks(doc) if b.kind == "fence" and b.lang in SHELL]
+            for t in texts:
+                for p in repo_path_candidates(t):
+                    if not glob.glob(os.path.join(REPO, p)):
+                        bad.append(f"{doc}: {p}")
+        self.assertEqual(sorted(set(bad)), [], "\n".join(sorted(set(bad))))
+
+    def test_env_names(self):
+        """Every GDR_* variable the docs name is read somewhere in the source."""
+        src = source_text()
+        names = {n for doc in DOCS for n in re.findall(r"\bGDR_[A-Z0-9_]*[A-Z0-9]\b", read(doc))}
+        missing = sorted(n for n in names if not re.search(r"\b" + n + r"\b", src))
+        self.assertEqual(missing, [])
+
+
+class Labels(unittest.TestCase):
+    def test_labels_table(self):
+        """The labels table of docs/developers/testing.md lists exactly the labels the tests carry."""
+        table = [b for b in blocks("docs/developers/testing.md") if b.kind == "table" and "| label |" in b.lines[0]]
+        self.assertEqual(len(table), 1)
+        documented = {m for line in table[0].lines[2:] for m in re.findall(r"^\|\s*`([\w-]+)`", line)}
+        self.assertEqual(documented, labels())
+
+    def test_labels_named(self):
+        """Every `label X`, `-L X` in the docs and in tests/run_all.sh names a real label."""
+        bad = []
+        for doc in DOCS + ["tests/run_all.sh"]:
+            text = read(doc)
+            named = []
+            for m in re.finditer(r"\blabels? ((?:`[\w-]+`(?:,? and |, | or |\|)?)+)", text):
+                named += re.findall(r"`([\w-]+)`", m.group(1))
+            for m in re.finditer(r"-L\s+'?\"?([\w|]+)", text):
+                named += m.group(1).split("|")
+            named += re.findall(r"^# \S.*?labels?:? ([\w, ]+)$", text, re.M) and []
+            bad += [f"{doc}: {n}" for n in named if n not in labels()]
+        self.assertEqual(bad, [])
+        self.assertIn("ucx", labels())
+
+
+class Flags(unittest.TestCase):
+    def test_options_table_is_run_help(self):
+        """docs/operators/options.md's table names exactly `gdrbench run --help`'s flags."""
+        table = [b for b in blocks("docs/operators/options.md") if b.kind == "table" and "| option |" in b.lines[0]]
+        self.assertEqual(len(table), 1)
+        documented = set()
+        for line in table[0].lines[2:]:
+            documented.update(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", line.split("|")[1]))
+        self.assertEqual(documented, help_flags("run") - {"-h", "--help"})
+
+    def test_command_flags(self):
+        """Every `gdrbench SUB` in the docs is a subcommand, and its flags are in its --help."""
+        bad = []
+        for doc in DOCS:
+            texts = CODE.findall(prose(doc)) + [b.text() for b in blocks(doc) if b.kind == "fence" and b.lang in SHELL]
+            for t in texts:
+                for sub, flags in gdrbench_calls(t):
+                    if sub not in subcommands():
+                        continue  # prose such as "gdrbench finds"; a command block's word is checked below
+                    bad += [f"{doc}: gdrbench {sub} {f}" for f in flags if f not in help_flags(sub)]
+        self.assertEqual(sorted(set(bad)), [])
+
+
+class Commands(unittest.TestCase):
+    def test_every_shell_block_is_accounted_for(self):
+        """Each shell block is run here, run by named ctest tests, or needs what CPU machines lack."""
+        bad = []
+        for doc in DOCS:
+            for b in blocks(doc):
+                if b.kind == "fence" and not b.lang:
+                    bad.append(f"{b.where()}: a fence without a language (sh, text, python, ...)")
+                if b.kind != "fence" or b.lang not in SHELL:
+                    continue
+                kind, arg = b.marker or ("", "")
+                if kind == "needs":
+                    what = set(re.split(r"[,\s]+", arg.split("--")[0].strip())) - {""}
+                    if not what or not what <= NEEDS:
+                        bad.append(f"{b.where()}: needs '{arg}': want some of {sorted(NEEDS)}")
+                elif kind == "covered-by":
+                    bad += self.covered(b, arg.split())
+                elif kind == "runs" and arg == "docs":
+                    bad += self.run_here(b)
+                else:
+                    bad.append(f"{b.where()}: shell block without a runs/covered-by/needs marker")
+        self.assertEqual(bad, [], "\n".join(bad))
+
+    def covered(self, b, names):
+        tests = ctest_tests()
+        bad = [f"{b.where()}: no ctest test '{n}'" for n in names if n != "ci" and n not in tests]
+        text = "\n".join(test_text(tests[n]) for n in names if n in tests)
+        if "ci" in names:
+            text += read(".ci/run") + read("tests/run_all.sh")
+        for cmd in shell_commands(b):
+            for tok in command_tokens(cmd):
+                if tok not in text:
+                    bad.append(f"{b.where()}: '{tok}' of `{cmd}` appears in none of {names}")
+        return bad
+
+    def run_here(self, b):
+        bad = []
+        env = dict(os.environ, PATH=os.path.dirname(GDRBENCH) + os.pathsep + os.environ["PATH"])
+        for cmd in shell_commands(b):
+            p = subprocess.run(["bash", "-c", cmd], cwd=REPO, env=env, text=True, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=120)
+            if p.returncode != 0:
+                bad.append(f"{b.where()}: `{cmd}` exit {p.returncode}\n{p.stdout[-2000:]}")
+        return bad
+
+
+def test_text(t):
+    """A ctest test's command line and the repository scripts it names, one level down too."""
+    parts, seen = [" ".join(t["command"])], set()
+    todo = [a for a in t["command"] if a.startswith(REPO)]
+    for depth in range(2):
+        nxt = []
+        for path in todo:
+            if path in seen or not os.path.isfile(path):
+                continue
+            seen.add(path)
+            try:
+                body = open(path, encoding="utf-8").read()
+            except UnicodeDecodeError:
+                continue
+            parts.append(body)
+            nxt += [os.path.join(REPO, m) for m in re.findall(r"((?:jobs|tests|results)/[\w./-]+\.(?:sh|py))", body)]
+        todo = nxt
+    return "\n".join(parts)
+
+
+def command_tokens(cmd):
+    """What a covering test must show of a command: the program or script, the gdrbench subcommand, long flags."""
+    words = [w for w in cmd.split() if not re.match(r"^[A-Z_]+=", w)]
+    if not words:
+        return []
+    toks = [os.path.basename(words[0])] if words[0] not in (".", "mpirun", "srun", "sudo") else []
+    toks += [f"{s}" for s, _ in gdrbench_calls(cmd)]
+    toks += [w.split("=")[0] for w in words if w.startswith("--")]
+    return toks
+
+
+class Numbers(unittest.TestCase):
+    def test_archived_numbers(self):
+        """Every decimal number of a block marked `archive: FILE` reads so from that file."""
+        bad, unarchived = [], {}
+        for doc in DOCS:
+            for b in blocks(doc):
+                if not b.marker or b.marker[0] != "archive":
+                    continue
+                if b.marker[1].startswith("none"):
+                    unarchived[doc] = unarchived.get(doc, 0) + 1
+                    continue
+                values = archive_values(b.marker[1].split())
+                if isinstance(values, str):
+                    bad.append(f"{b.where()}: {values}")
+                    continue
+                for x in DECIMAL.findall(b.text()):
+                    if not matches(x, values):
+                        bad.append(f"{b.where()}: {x} is not in {b.marker[1]}")
+        self.assertEqual(bad, [], "\n".join(bad))
+        self.assertEqual(unarchived, UNARCHIVED)
+
+    def test_measurement_tables_are_marked(self):
+        """A table of decimal numbers in docs/measurements/ names its archived run."""
+        bad = [b.where() for doc in DOCS if doc.startswith("docs/measurements/") for b in blocks(doc)
+               if b.kind == "table" and DECIMAL.search(b.text()) and not (b.marker and b.marker[0] == "archive")]
+        self.assertEqual(bad, [])
+
+
+def archive_values(files):
+    values = set()
+    for f in files:
+        if not f.startswith("results/archive/") or not os.path.isfile(os.path.join(REPO, f)):
+            return f"no archived file {f}"
+        if not f.endswith((".txt", ".jsonl", ".json")):
+            return f"{f}: only text archives are read"
+        values.update(float(v) for v in re.findall(r"\d+\.\d+|\d+", read(f)))
+    return values
+
+
+def matches(x, values):
+    """x, with d decimals, is a value of the file shown to d decimals."""
+    d = len(x.split(".")[1])
+    v = float(x)
+    return any(abs(y - v) <= 0.5 * 10 ** -d + 1e-9 for y in values)
+
+
+if __name__ == "__main__":
+    unittest.main()
