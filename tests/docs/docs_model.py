@@ -124,5 +124,7 @@ def repo_path_candidates(text):
         if any(c in tok for c in "<>{}$*?[]|=") or "..." in tok or tok.startswith(("/", "-", "http")):
             continue
         tok = re.sub(r":\d+$", "", tok)
+        if any(re.match(r"^[A-Z][A-Z_]*(\.\w+)?$", part) for part in tok.split("/")[1:]):
+            continue  # a placeholder: results/archive/FILE, RUN.h5
         if tok.split("/")[0] in TOP and "#" not in tok:
             yield tok

@@ -15,10 +15,12 @@ from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, prose, read, re
 
 GDRBENCH = os.environ.get("GDRBENCH", os.path.join(REPO, "build", "gdrbench"))
 BUILD = os.environ.get("GDR_BUILD_DIR", os.path.join(REPO, "build"))
-NEEDS = {"gpu", "hca", "cluster", "root", "network"}
+NEEDS = {"gpu", "hca", "cluster", "root", "network", "asan"}
 SHELL = {"sh", "bash", "shell", "console"}
-# Blocks of numbers with no archived run, each said so in its page. Pinned: a new one fails.
+# Blocks of numbers with no archived run, and shell blocks no test runs, each said so in its
+# page with why. Pinned: a new one fails.
 UNARCHIVED = {"docs/measurements/README.md": 1}
+UNTESTED = {"docs/fleet-scale.md": 1}
 DECIMAL = re.compile(r"(?<![\w.])\d+\.\d+(?![\w.])")
 
 
@@ -46,7 +48,7 @@ def labels():
 @functools.lru_cache(None)
 def help_flags(sub):
     """The flags `gdrbench SUB --help` lists (SUB '' for the top level)."""
-    args = [GDRBENCH] + ([sub] if sub else []) + ["--help"]
+    args = [GDRBENCH] + sub.split() + ["--help"]
     p = subprocess.run(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
     if p.returncode != 0:
         raise AssertionError(f"{' '.join(args)}: exit {p.returncode}\n{p.stdout}")
@@ -60,10 +62,13 @@ def subcommands():
 
 
 def gdrbench_calls(text):
-    """(subcommand, flags) of every `gdrbench SUB ...` in a command or code span."""
-    for m in re.finditer(r"(?:^|[\s/])gdrbench\s+([a-z-]+)((?:\s+[^\s|;&>#)]+)*)", text):
-        sub, rest = m.group(1), m.group(2)
-        flags = [t.split("=")[0] for t in rest.split() if re.match(r"^--?[A-Za-z]", t)]
+    """(subcommand, flags) of every `gdrbench SUB ...` in a command or code span; SUB may have a
+    word of its own (`simulate fit`), whose --help then lists the flags."""
+    for m in re.finditer(r"(?:^|[\s/])gdrbench\s+([a-z-]+)((?:[ \t]+[^\s|;&>#)]+)*)", text):
+        sub, rest = m.group(1), m.group(2).split()
+        if rest and re.match(r"^[a-z]+$", rest[0]) and sub == "simulate":
+            sub, rest = f"{sub} {rest[0]}", rest[1:]
+        flags = [t.split("=")[0] for t in rest if re.match(r"^--?[A-Za-z]", t)]
         yield sub, flags
 
 
@@ -104,7 +109,9 @@ class Paths(unittest.TestCase):
         bad = []
         for doc in DOCS:
             texts = [s for s in CODE.findall(prose(doc))]
-            texts += [b.text() for b in blocks(doc) if b.kind == "fence" and b.lang in SHELL]
+            # In commands, what follows -o, --out... or > is written by the command, not read.
+            texts += [re.sub(r"(\s-o|--out\w*|>)\s+\S+", " ", b.text()) for b in blocks(doc)
+                      if b.kind == "fence" and b.lang in SHELL]
             for t in texts:
                 for p in repo_path_candidates(t):
                     if not glob.glob(os.path.join(REPO, p)):
@@ -117,6 +124,17 @@ class Paths(unittest.TestCase):
         names = {n for doc in DOCS for n in re.findall(r"\bGDR_[A-Z0-9_]*[A-Z0-9]\b", read(doc))}
         missing = sorted(n for n in names if not re.search(r"\b" + n + r"\b", src))
         self.assertEqual(missing, [])
+
+
+class Readme(unittest.TestCase):
+    def test_pypi_pins(self):
+        """The README names every PyPI package the repository pins, with its version."""
+        out = subprocess.run(["git", "ls-files", "*requirements*.txt", "jobs/*.sh"], cwd=REPO, text=True,
+                             stdout=subprocess.PIPE, check=True).stdout
+        pins = {m for f in out.split() for m in re.findall(r"\b([A-Za-z][\w.-]*==\d[\w.]*)", read(f))}
+        self.assertTrue(pins)
+        readme = read("README.md")
+        self.assertEqual(sorted(p for p in pins if p not in readme), [])
 
 
 class Labels(unittest.TestCase):
@@ -160,7 +178,7 @@ class Flags(unittest.TestCase):
             texts = CODE.findall(prose(doc)) + [b.text() for b in blocks(doc) if b.kind == "fence" and b.lang in SHELL]
             for t in texts:
                 for sub, flags in gdrbench_calls(t):
-                    if sub not in subcommands():
+                    if sub.split()[0] not in subcommands():
                         continue  # prose such as "gdrbench finds"; a command block's word is checked below
                     bad += [f"{doc}: gdrbench {sub} {f}" for f in flags if f not in help_flags(sub)]
         self.assertEqual(sorted(set(bad)), [])
@@ -169,7 +187,7 @@ class Flags(unittest.TestCase):
 class Commands(unittest.TestCase):
     def test_every_shell_block_is_accounted_for(self):
         """Each shell block is run here, run by named ctest tests, or needs what CPU machines lack."""
-        bad = []
+        bad, untested = [], {}
         for doc in DOCS:
             for b in blocks(doc):
                 if b.kind == "fence" and not b.lang:
@@ -185,9 +203,12 @@ class Commands(unittest.TestCase):
                     bad += self.covered(b, arg.split())
                 elif kind == "runs" and arg == "docs":
                     bad += self.run_here(b)
+                elif kind == "untested" and arg:
+                    untested[doc] = untested.get(doc, 0) + 1
                 else:
                     bad.append(f"{b.where()}: shell block without a runs/covered-by/needs marker")
         self.assertEqual(bad, [], "\n".join(bad))
+        self.assertEqual(untested, UNTESTED)
 
     def covered(self, b, names):
         tests = ctest_tests()
@@ -215,7 +236,9 @@ class Commands(unittest.TestCase):
 def test_text(t):
     """A ctest test's command line and the repository scripts it names, one level down too."""
     parts, seen = [" ".join(t["command"])], set()
+    wd = next((p["value"] for p in t.get("properties", []) if p["name"] == "WORKING_DIRECTORY"), "")
     todo = [a for a in t["command"] if a.startswith(REPO)]
+    todo += [os.path.join(wd, a + ".py") for a in t["command"] if wd and re.match(r"^test_\w+$", a)]
     for depth in range(2):
         nxt = []
         for path in todo:
@@ -223,23 +246,28 @@ def test_text(t):
                 continue
             seen.add(path)
             try:
-                body = open(path, encoding="utf-8").read()
+                with open(path, encoding="utf-8") as f:
+                    body = f.read()
             except UnicodeDecodeError:
                 continue
             parts.append(body)
             nxt += [os.path.join(REPO, m) for m in re.findall(r"((?:jobs|tests|results)/[\w./-]+\.(?:sh|py))", body)]
+            nxt += [os.path.join(os.path.dirname(path), m) for m in re.findall(r"([\w-]+\.(?:sh|py))\b", body)]
         todo = nxt
     return "\n".join(parts)
 
 
 def command_tokens(cmd):
-    """What a covering test must show of a command: the program or script, the gdrbench subcommand, long flags."""
-    words = [w for w in cmd.split() if not re.match(r"^[A-Z_]+=", w)]
-    if not words:
-        return []
-    toks = [os.path.basename(words[0])] if words[0] not in (".", "mpirun", "srun", "sudo") else []
-    toks += [f"{s}" for s, _ in gdrbench_calls(cmd)]
-    toks += [w.split("=")[0] for w in words if w.startswith("--")]
+    """What a covering test must show of a command: each program or script (of every part joined
+    by &&, ;, |), the gdrbench subcommand's words, the long flags."""
+    toks = []
+    for part in re.split(r"&&|\|\||[;|()]", cmd):
+        words = [w for w in part.split() if not re.match(r"^[A-Z_]+=", w)]
+        if words and words[0] not in (".", "cd", "mpirun", "srun", "salloc", "sudo", "export"):
+            toks.append(os.path.basename(words[0]))
+        toks += [w.split("=")[0] for w in words if w.startswith("--")]
+    for sub, _ in gdrbench_calls(cmd):
+        toks += sub.split()
     return toks
 
 
