@@ -137,6 +137,20 @@ class Readme(unittest.TestCase):
         self.assertEqual(sorted(p for p in pins if p not in readme), [])
 
 
+class Layout(unittest.TestCase):
+    def test_layout_names_every_folder(self):
+        """The developers' Layout table names every top folder, and every folder under tests/."""
+        table = [b for b in blocks("docs/developers/README.md") if b.kind == "table" and "| folder |" in b.lines[0]]
+        self.assertEqual(len(table), 1)
+        rows = {re.findall(r"`([\w/.-]+)`", line.split("|")[1])[0]: line for line in table[0].lines[2:]}
+        out = subprocess.run(["git", "ls-files"], cwd=REPO, text=True, stdout=subprocess.PIPE, check=True).stdout
+        top = {p.split("/")[0] + "/" for p in out.split() if "/" in p and not p.startswith(".")}
+        self.assertEqual(sorted(top - set(rows)), [])
+        under = {p.split("/")[1] + "/" for p in out.split() if p.startswith("tests/") and p.count("/") >= 2}
+        named = set(re.findall(r"`([\w-]+/)`", rows["tests/"]))
+        self.assertEqual(sorted(under - named), [])
+
+
 class Labels(unittest.TestCase):
     def test_labels_table(self):
         """The labels table of docs/developers/testing.md lists exactly the labels the tests carry."""
