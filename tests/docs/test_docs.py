@@ -202,6 +202,35 @@ class Flags(unittest.TestCase):
         self.assertEqual(sorted(set(bad)), [])
 
 
+# Flags of other programs that the docs name in code spans, with their owner. A flag in a code
+# span is gdrbench's (any subcommand's --help) or one of these; a new one is added here knowingly.
+FOREIGN_FLAGS = {
+    "--enable-recovery": "mpirun", "--mca": "mpirun", "--oversubscribe": "mpirun",
+    "--exclusive": "sbatch", "--wrap": "sbatch", "--no-deps": "pip", "--system-site-packages": "venv",
+    "--output-on-failure": "ctest", "--print-labels": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
+    "--status": "jobs/with_mps.sh", "--summarize": "jobs/cluster/measure_validate.py",
+    "--system": "jobs/reframe/make_references.py", "--tolerance": "jobs/reframe/make_references.py",
+    "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
+    "--without-verbs": "UCX configure", "--without-rdmacm": "UCX configure",
+    "--password": "an example of a secret the environment filter drops",
+}
+
+
+class ProseFlags(unittest.TestCase):
+    def test_flags_in_code_spans(self):
+        """Every --flag in a code span is a gdrbench flag or a listed flag of another program,
+        and each listed script flag is in that script."""
+        ours = set()
+        for sub in [""] + sorted(subcommands()) + ["simulate fit", "simulate trials", "simulate table", "simulate fleet"]:
+            ours |= help_flags(sub)
+        bad = [f"{doc}: {f}" for doc in DOCS for span in CODE.findall(prose(doc))
+               for f in re.findall(r"(?:^|\s)(--[a-z][\w-]*)", span) if f not in ours and f not in FOREIGN_FLAGS]
+        self.assertEqual(sorted(set(bad)), [])
+        for flag, owner in FOREIGN_FLAGS.items():
+            if owner.startswith("jobs/"):
+                self.assertIn(flag, read(owner), f"{owner} has no {flag}")
+
+
 class Commands(unittest.TestCase):
     def test_every_shell_block_is_accounted_for(self):
         """Each shell block is run here, run by named ctest tests, or needs what CPU machines lack."""
