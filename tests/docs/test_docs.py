@@ -207,7 +207,7 @@ class Flags(unittest.TestCase):
 FOREIGN_FLAGS = {
     "--enable-recovery": "mpirun", "--mca": "mpirun", "--oversubscribe": "mpirun",
     "--exclusive": "sbatch", "--wrap": "sbatch", "--no-deps": "pip", "--system-site-packages": "venv",
-    "--output-on-failure": "ctest", "--print-labels": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
+    "--output-on-failure": "ctest", "--print-labels": "ctest", "--show-only": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
     "--status": "jobs/with_mps.sh", "--summarize": "jobs/cluster/measure_validate.py",
     "--system": "jobs/reframe/make_references.py", "--tolerance": "jobs/reframe/make_references.py",
     "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
