@@ -286,6 +286,7 @@ def test_text(t):
     wd = next((p["value"] for p in t.get("properties", []) if p["name"] == "WORKING_DIRECTORY"), "")
     todo = [a for a in t["command"] if a.startswith(REPO)]
     todo += [os.path.join(wd, a + ".py") for a in t["command"] if wd and re.match(r"^test_\w+$", a)]
+    todo += [os.path.join(wd, a) for a in t["command"] if wd and re.match(r"^[\w-]+\.(py|sh)$", a)]
     for depth in range(2):
         nxt = []
         for path in todo:
