@@ -4,10 +4,12 @@ Environment: GDRBENCH (the binary), GDR_BUILD_DIR (the build folder, for ctest's
 own list of tests and labels). No mpirun: seconds."""
 import functools
 import glob
+import gzip
 import json
 import os
 import re
 import subprocess
+import tarfile
 import unittest
 
 from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, prose, read, repo_path_candidates, shell_commands,
@@ -347,14 +349,29 @@ class Numbers(unittest.TestCase):
         self.assertEqual(bad, [])
 
 
+def archive_text(f):
+    """The text of an archived file: plain, gzipped, or every text member of a tarball."""
+    path = os.path.join(REPO, f)
+    if f.endswith((".tgz", ".tar.gz")):
+        with tarfile.open(path) as tar:
+            return "\n".join(tar.extractfile(m).read().decode("utf-8", "replace") for m in tar if m.isfile())
+    if f.endswith(".gz"):
+        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as g:
+            return g.read()
+    if f.endswith((".txt", ".jsonl", ".json")):
+        return read(f)
+    return None
+
+
 def archive_values(files):
     values = set()
     for f in files:
         if not f.startswith("results/archive/") or not os.path.isfile(os.path.join(REPO, f)):
             return f"no archived file {f}"
-        if not f.endswith((".txt", ".jsonl", ".json")):
-            return f"{f}: only text archives are read"
-        values.update(float(v) for v in re.findall(r"\d+\.\d+|\d+", read(f)))
+        text = archive_text(f)
+        if text is None:
+            return f"{f}: only text archives (.txt, .json, .jsonl, .gz, .tgz) are read"
+        values.update(float(v) for v in re.findall(r"\d+\.\d+|\d+", text))
     return values
 
 
