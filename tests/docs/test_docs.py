@@ -2,6 +2,7 @@
 
 Environment: GDRBENCH (the binary), GDR_BUILD_DIR (the build folder, for ctest's
 own list of tests and labels). No mpirun: seconds."""
+import argparse
 import functools
 import glob
 import gzip
@@ -9,6 +10,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import tarfile
 import unittest
 
@@ -48,8 +50,29 @@ def labels():
 
 
 @functools.lru_cache(None)
+def analysis_flags():
+    """{'compare': flags, 'simulate fit': flags, ...} of the analysis subcommands, read from the
+    argparse parser that `gdrbench SUB --help` prints (one import, not a Python per subcommand)."""
+    sys.path.insert(0, os.path.join(REPO, "results"))
+    from gdranalysis.cli import build_parser  # noqa: E402
+    out = {}
+
+    def walk(parser, prefix):
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    walk(sub, f"{prefix} {name}".strip())
+        if prefix:
+            out[prefix] = {s for a in parser._actions for s in a.option_strings}
+    walk(build_parser(), "")
+    return out
+
+
+@functools.lru_cache(None)
 def help_flags(sub):
     """The flags `gdrbench SUB --help` lists (SUB '' for the top level)."""
+    if sub in analysis_flags():
+        return analysis_flags()[sub]
     args = [GDRBENCH] + sub.split() + ["--help"]
     p = subprocess.run(args, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=60)
     if p.returncode != 0:
@@ -208,7 +231,7 @@ class Flags(unittest.TestCase):
 # span is gdrbench's (any subcommand's --help) or one of these; a new one is added here knowingly.
 FOREIGN_FLAGS = {
     "--enable-recovery": "mpirun", "--mca": "mpirun", "--oversubscribe": "mpirun",
-    "--exclusive": "sbatch", "--wrap": "sbatch", "--no-deps": "pip", "--system-site-packages": "venv",
+    "--exclusive": "sbatch", "--wrap": "sbatch", "--mpi": "srun", "--no-deps": "pip", "--system-site-packages": "venv",
     "--output-on-failure": "ctest", "--print-labels": "ctest", "--show-only": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
     "--status": "jobs/with_mps.sh", "--summarize": "jobs/cluster/measure_validate.py",
     "--system": "jobs/reframe/make_references.py", "--tolerance": "jobs/reframe/make_references.py",
@@ -223,7 +246,7 @@ class ProseFlags(unittest.TestCase):
         """Every --flag in a code span is a gdrbench flag or a listed flag of another program,
         and each listed script flag is in that script."""
         ours = set()
-        for sub in [""] + sorted(subcommands()) + ["simulate fit", "simulate trials", "simulate table", "simulate fleet"]:
+        for sub in [""] + sorted(subcommands() | set(analysis_flags())):
             ours |= help_flags(sub)
         bad = [f"{doc}: {f}" for doc in DOCS for span in CODE.findall(prose(doc))
                for f in re.findall(r"(?:^|\s)(--[a-z][\w-]*)", span) if f not in ours and f not in FOREIGN_FLAGS]
