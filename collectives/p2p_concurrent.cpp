@@ -64,12 +64,9 @@ int most_regions(const TestTraits& k, std::string_view pattern, int n, int me) {
 // the CPU for a whole time slice (milliseconds), so waits yield instead.
 // GDR_WAIT_YIELD=1|0 says so where the rank cannot see it: emulated hosts
 // (jobs/cluster) are one rank each but share the machine's cores.
-bool oversubscribed(const Bootstrap& boot) {
-  static const bool over = [&] {
-    if (const char* v = std::getenv("GDR_WAIT_YIELD"); v && *v) return v[0] == '1';  // checked at start-up
-    return boot.local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }();
-  return over;
+bool oversubscribed(const TestEnv& env) {
+  if (auto y = env.settings.get<CollectiveSettings>().wait_yield) return *y == 1;
+  return env.boot.local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 class Concurrent final : public Test {
@@ -127,7 +124,7 @@ class Concurrent final : public Test {
         std::vector<double> t = latency_ ? round_trips(env, c, n) : std::vector<double>{window(env, c)};
         if (timed) out.times.insert(out.times.end(), t.begin(), t.end());
         if (checked) {
-          if (!corrupted && selftest_corrupt()) corrupt(env);
+          if (!corrupted && selftest_corrupt(env)) corrupt(env);
           corrupted = true;
           out.wrong += after(env, c, it, latency_ ? n + 1 : c.window);
           out.checked += n;
@@ -194,7 +191,7 @@ class Concurrent final : public Test {
       // A receiver acknowledges a flow as soon as its whole window arrived.
       if (acked_ && !reqs_[i].is_send && j >= 0 && ++arrived[e] == c.window)
         add(t.post_send(ends_[e].peer, *rack_send_, 0, 4), e, -1);
-    }, oversubscribed(env.boot));
+    }, oversubscribed(env));
     return (now_seconds() - t0) / c.window;
   }
 
@@ -222,7 +219,7 @@ class Concurrent final : public Test {
       const double now = now_seconds();
       if (j > 0) times[j - 1] = std::isnan(times[j - 1]) ? (now - start[e]) / 2 : std::max(times[j - 1], (now - start[e]) / 2);
       if (j < n) ping(e, j + 1);
-    }, oversubscribed(env.boot));
+    }, oversubscribed(env));
     return times;
   }
 

@@ -16,7 +16,6 @@
 #include "doctor/doctor.h"
 #include "commands.h"
 #include "core/component_options.h"
-#include "env_vars.h"
 #include "version.h"
 #include "core/errors.h"
 #include "hdf5_sink.h"
@@ -232,8 +231,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
 int run_command(const RunArgs& args, int argc, char** argv) {
   RunOptions opt;
   try {
-    opt = validate(args);
-    if (std::string why = environment_problem(); !why.empty()) throw UsageError(why);
+    opt = validate(args);  // the components' flags and environment variables too
   } catch (const UsageError& e) {
     usage_error_line(e.what());
     return kExitUsage;
@@ -287,7 +285,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   // Each component takes its own flags (--device, --stage-chunk, --hca, ...);
   // collective (cuda: whether ranks share a GPU).
   for (const ComponentOptions& c : component_options())
-    if (c.apply) c.apply(boot);
+    if (c.apply) c.apply(opt.settings, boot);
   // Planned once, with the components' flags applied (a reference row asks
   // them whether it can run): the checks below and the sweep read this plan.
   const RunPlan plan = plan_run(opt, boot.size());
