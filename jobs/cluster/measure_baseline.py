@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import json
 import os
 import sys
@@ -193,6 +194,25 @@ def table(rows, p, src):
     return "\n".join(out) + "\n"
 
 
+def sensitivity(runs, base):
+    """The trade-off of --h and --min-drop: link false positives per link-run (every run, untouched
+    links) and recall of the link faults after 2 and 3 runs, per host count."""
+    out = ["", "Sensitivity (links only; FP: untouched items, per link-run; recall: link faults, after 2 / 3 runs)", "",
+           "| --h | --min-drop % | FP 4 hosts | FP 8 hosts | FP 16 hosts | 4 hosts link 5 % | 4 hosts link 10 % | 8 hosts link 10 % |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for h in (5.0, 7.0, 9.0):
+        for md in (2.0, 3.0):
+            p = dataclasses.replace(base, h=h, min_drop_pct=md)
+            rows = measure(runs, p)
+            fp = {r["hosts"]: f"{r['reported']}/{r['item_runs']}" for r in rows
+                  if r["what"] == "healthy" and r["level"] == "link" and r["series"] == "untouched items"}
+            rc = {(r["hosts"], r["severity"]): f"{r['after_2'][0]}/{r['after_2'][1]}, {r['after_3'][0]}/{r['after_3'][1]}"
+                  for r in rows if r["what"] == "link" and r["level"] == "link"}
+            out.append(f"| {h:g} | {md:g} | {fp.get(4, '-')} | {fp.get(8, '-')} | {fp.get(16, '-')} | "
+                       f"{rc.get((4, 5.0), '-')} | {rc.get((4, 10.0), '-')} | {rc.get((8, 10.0), '-')} |")
+    return "\n".join(out) + "\n"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs-archive", required=True, help="the tar.gz of runs/ with manifest.jsonl")
@@ -209,7 +229,7 @@ def main():
     with open(a.out + ".jsonl", "w") as f:
         for r in rows:
             f.write(json.dumps(r) + "\n")
-    text = table(rows, p, os.path.basename(a.runs_archive))
+    text = table(rows, p, os.path.basename(a.runs_archive)) + sensitivity(runs, p)
     with open(a.out + ".txt", "w") as f:
         f.write(text)
     print(text)

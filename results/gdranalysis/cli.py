@@ -200,9 +200,10 @@ def cmd_baseline(a) -> int:
         raise InputError("no readable result file among the arguments (" + "; ".join(skipped) + ")")
     for w in skipped:
         _warn(f"{PROG} baseline")(w)
-    bad = {r.path for r in runs if _untrusted((r,))}  # their figures vouch for nothing: not a past
-    rep = analyze([r for r in runs if r.path not in bad] or runs,
-                  Params(a.min_runs, a.k, a.h, a.clip, a.min_drop))
+    trusted = [r for r in runs if not _untrusted((r,))]  # the others vouch for nothing: no past
+    if not trusted:
+        return _gate(f"{PROG} baseline", runs, EXIT_UNTRUSTED)
+    rep = analyze(trusted, Params(a.min_runs, a.k, a.h, a.clip, a.min_drop))
     if a.json:
         dump_json(rep.as_dict())
     else:
