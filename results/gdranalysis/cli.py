@@ -203,7 +203,13 @@ def cmd_baseline(a) -> int:
     trusted = [r for r in runs if not _untrusted((r,))]  # the others vouch for nothing: no past
     if not trusted:
         return _gate(f"{PROG} baseline", runs, EXIT_UNTRUSTED)
-    rep = analyze(trusted, Params(a.min_runs, a.k, a.h, a.clip, a.min_drop))
+    try:
+        rep = analyze(trusted, Params(a.min_runs, a.k, a.h, a.clip, a.min_drop))
+    except InputError as e:
+        if len(trusted) == len(runs):
+            raise
+        print(f"{PROG} baseline: error: {e}", file=sys.stderr)  # the runs left out say why: exit 4
+        return _gate(f"{PROG} baseline", runs, EXIT_UNTRUSTED)
     if a.json:
         dump_json(rep.as_dict())
     else:
