@@ -83,10 +83,11 @@ class Change:
     past_sd_pct: float   # the sd z was computed with, percent
     cusum: float
     z_recent: list       # the change's z per run (clipped as used), oldest first
+    h: float = DEFAULT_H
 
     def evidence(self) -> str:
         zs = ", ".join(f"{z:.1f}" for z in self.z_recent[-4:])
-        return (f"CUSUM {self.cusum:.1f} > h; z {zs} over {self.past_runs} past runs "
+        return (f"CUSUM {self.cusum:.1f} > {self.h:g}; z {zs} over {self.past_runs} past runs "
                 f"(sd {self.past_sd_pct:.2f} %)")
 
     def as_dict(self):
@@ -274,7 +275,7 @@ def analyze(runs, p: Params) -> Report:
         zs = [x.z for x in st if x.start == last.start and x.run >= last.start]
         changes.append(Change(kind, what, group, last.pct_below, names[last.start][0], names[last.start][1],
                               sum(1 for x in st if x.run >= last.start), last.past_runs,
-                              100.0 * last.sd, last.cusum, zs))
+                              100.0 * last.sd, last.cusum, zs, p.h))
     changes.sort(key=lambda c: (-c.pct_below, c.group, c.kind, c.what))
     return Report(names, p, judged, short, changes)
 
