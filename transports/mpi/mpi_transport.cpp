@@ -186,7 +186,7 @@ class MpiTransport final : public Transport {
 GDR_REGISTER_TRANSPORT(reg_mpi, "mpi",
                        "MPI point-to-point (MPI_Isend/MPI_Irecv); device memory where the MPI is CUDA-aware",
                        [] { return std::string(); },
-                       [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); },
+                       [](Bootstrap& b, const Settings&) { return std::make_unique<MpiTransport>(b); },
                        [] { return mpi::device_memory_reason_for_list(); });
 // -m cuda --path direct needs a CUDA-aware MPI (the doctor's versions/mpi).
 GDR_REGISTER_READINESS(reg_mpi_readiness, "mpi", [](const doctor::Check& c, bool cuda_direct) {
