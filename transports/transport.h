@@ -112,8 +112,9 @@ struct TransportInfo {
   // Empty when usable on this machine, else the reason.
   std::function<std::string()> unavailable_reason;
   // Creates the transport with the run's settings (it reads its own struct,
-  // declared with GDR_REGISTER_OPTIONS in its folder). The staged path needs
-  // only host support: make_transport wraps it.
+  // declared with GDR_REGISTER_OPTIONS in its folder; no memory kind: regions
+  // bring theirs to register_memory). The staged path needs only host
+  // support: make_transport wraps it.
   std::function<std::unique_ptr<Transport>(Bootstrap&, const Settings&)> create;
   // For `gdrbench list`: empty when `direct` transfers of device memory can
   // work here, else why not. Unset: not known until a run tries.

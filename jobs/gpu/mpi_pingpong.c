@@ -4,7 +4,8 @@
  * Prints one line: "mpi_pingpong SIZE B one-way us: median M mean A (N round trips)".
  *
  *   mpicc -O2 -I/usr/local/cuda/include mpi_pingpong.c -L/usr/local/cuda/lib64 -lcudart
- *   mpirun -np 2 ./a.out [SIZE [ITERS]]      (defaults 8 B, 10000 after 1000 warm-up)
+ *   mpirun -np 2 ./a.out [SIZE [ITERS [host]]]   (defaults 8 B, 10000 after 1000 warm-up,
+ *                                                 device memory; `host`: malloc'd memory)
  */
 #include <cuda_runtime.h>
 #include <mpi.h>
@@ -26,9 +27,10 @@ int main(int argc, char** argv) {
     if (rank == 0) fprintf(stderr, "mpi_pingpong: needs 2 ranks, SIZE > 0, ITERS > 0\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
-  void* buf;
-  cudaError_t e = cudaMalloc(&buf, (size_t)bytes);
-  if (e != cudaSuccess) {
+  const int host = argc > 3 && argv[3][0] == 'h';
+  void* buf = host ? malloc((size_t)bytes) : NULL;
+  cudaError_t e = host ? cudaSuccess : cudaMalloc(&buf, (size_t)bytes);
+  if (e != cudaSuccess || !buf) {
     fprintf(stderr, "mpi_pingpong rank %d: cudaMalloc(%ld): %s\n", rank, bytes, cudaGetErrorString(e));
     MPI_Abort(MPI_COMM_WORLD, 1);
   }
@@ -49,11 +51,11 @@ int main(int argc, char** argv) {
     double sum = 0;
     for (long i = 0; i < iters; ++i) sum += t[i];
     qsort(t, (size_t)iters, sizeof(double), cmp);
-    printf("mpi_pingpong %ld B one-way us: median %.3f mean %.3f (%ld round trips)\n", bytes,
-           t[iters / 2], sum / iters, iters);
+    printf("mpi_pingpong %ld B one-way us: median %.3f mean %.3f (%ld round trips, %s memory)\n", bytes,
+           t[iters / 2], sum / iters, iters, host ? "host" : "device");
   }
   free(t);
-  cudaFree(buf);
+  if (host) free(buf); else cudaFree(buf);
   MPI_Finalize();
   return 0;
 }

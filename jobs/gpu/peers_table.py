@@ -274,6 +274,11 @@ def gpu_variant(d, sizes, lat_sizes):
                    want=("bw", "pt_bw", "lat", "pt_lat", "bibw", "d2d"))
     if len(rounds(d)) > 1:
         print(f"(each tool {len(rounds(d))} times, ABBA order; the median of its rounds per size)")
+        for s, x in res.items():  # a round cut by the time budget leaves the median to fewer
+            gaps = {k: [i + 1 for i, v in enumerate(x[k + "_r"]) if v is None] for k in ("bw", "pt_bw", "lat", "pt_lat")}
+            gaps = {k: v for k, v in gaps.items() if v and len(v) < len(x[k + "_r"])}
+            if gaps:
+                print(f"note: {s} B: " + "; ".join(f"{k} missing in round(s) {v}" for k, v in gaps.items()))
     print(NOTE + "; bw, bibw, copy-d2d in GB/s")
     print(f"{'size(B)':>10} | {'bw':>7} {'tag_bw':>7} {'ratio':>6} | {'bibw/bw':>7} | "
           f"{'d2d/bw':>7} | {'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
