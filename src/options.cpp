@@ -42,6 +42,7 @@ void add_component_flag(CLI::App& sub, RunArgs& a, const SettingSpec& s) {
   a.component_flags.erase(s.flag);  // a process may parse more than once: tests
   CLI::Option* o = sub.add_option_function<std::string>(
       s.flag, [&a, flag = s.flag](const std::string& v) { a.component_flags[flag] = v; }, s.help);
+  o->type_name(s.type_name);
   if (!s.default_text.empty()) o->default_str(s.default_text);
 }
 }  // namespace
