@@ -13,7 +13,7 @@
 #include <system_error>
 
 #include "env_vars.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 #include "core/errors.h"
 
 namespace gdr {

@@ -1,7 +1,7 @@
 // MPI point-to-point as the wire: non-blocking MPI_Isend/MPI_Irecv of bytes
 // on a private communicator. MPI's per-(source, tag) ordering gives the
 // interface's posting-order matching for free. Device memory goes as device
-// pointers where the MPI is CUDA-aware (cuda_aware.h says how that is told).
+// pointers where the MPI is CUDA-aware (src/core/mpi_cuda_aware.h says how that is told).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -13,7 +13,7 @@
 #include "src/core/bootstrap.h"
 #include "src/doctor/doctor.h"
 #include "src/core/errors.h"
-#include "transports/mpi/cuda_aware.h"
+#include "src/core/mpi_cuda_aware.h"
 #include "transports/transport.h"
 
 namespace gdr {

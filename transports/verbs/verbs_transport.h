@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../transport.h"
+#include "transports/transport.h"
 #include "verbs_device.h"
 #include "op_table.h"
 #include "verbs_logic.h"
