@@ -187,7 +187,10 @@ GDR_REGISTER_TRANSPORT(reg_mpi, "mpi",
                        "MPI point-to-point (MPI_Isend/MPI_Irecv); device memory where the MPI is CUDA-aware",
                        [] { return std::string(); },
                        [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); },
-                       [] { return mpi::device_memory_reason_for_list(); });
+                       [](MemKind k) {
+                         return k == MemKind::cuda ? mpi::device_memory_reason_for_list()
+                                                   : fmt::format("MPI takes host and cuda memory, not {}", mem_name(k));
+                       });
 // -m cuda --path direct needs a CUDA-aware MPI (the doctor's versions/mpi).
 GDR_REGISTER_READINESS(reg_mpi_readiness, "mpi", [](const doctor::Check& c, bool cuda_direct) {
   return cuda_direct && c.area == "versions" && c.name == "mpi" ? doctor::Weight::strict : doctor::Weight::ignored;
