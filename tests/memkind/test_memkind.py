@@ -16,8 +16,8 @@ import h5py
 
 from gdrtest import GDRBENCH, check, env, main, mpirun, read_jsonl, tmpdir
 
-RUN = ["run", "-t", "allreduce,latency,bw", "-T", "mpi", "-m", "inverted", "-b", "8", "-e", "4K", "-f", "8",
-       "-n", "3", "-w", "1", "--reference", "none", "--stage-chunk", "1K"]
+COMMON = ["run", "-T", "mpi", "-m", "inverted", "-n", "3", "-w", "1", "--reference", "none", "--stage-chunk", "1K"]
+RUN = COMMON + ["-t", "allreduce,latency,bw", "-b", "8", "-e", "4K", "-f", "512"]
 
 
 def test():
@@ -48,7 +48,8 @@ def test():
     check("gdrbench: -T mpi -m inverted --path direct: MPI takes host and cuda memory, not inverted" in text,
           f"direct refusal not told:\n{text[-1500:]}")
 
-    p = mpirun(2, RUN + ["--path", "staged", "--output", os.path.join(d, "broken.h5")], timeout=200,
+    p = mpirun(2, COMMON + ["-t", "allreduce", "-b", "4K", "-e", "4K", "--path", "staged",
+                            "--output", os.path.join(d, "broken.h5")], timeout=200,
                extra_env={"GDR_TEST_INVERTED_BROKEN": "1"})
     text = p.stdout + p.stderr
     check(p.returncode == 4 and "wrong elements" in text, f"broken kind not caught: exit {p.returncode}\n{text[-1500:]}")
