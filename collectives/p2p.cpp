@@ -213,7 +213,7 @@ class PointToPoint final : public Test {
   // its sender wrote (a slot written twice holds the same message twice).
   std::uint64_t after(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n) {
     if (!receives(r)) return 0;
-    if (!corrupted_ && selftest_corrupt() && env.boot.rank() == c.dst) flip_first_byte(env);
+    if (!corrupted_ && selftest_corrupt(env) && env.boot.rank() == c.dst) flip_first_byte(env);
     corrupted_ = true;
     return env.mem.count_wrong_patterns(recv_.data(), c.bytes, seeds(c, r.peer, first, n));
   }

@@ -70,20 +70,16 @@ int most_regions(Kind k, std::string_view pattern, std::string_view test, int n,
 // the CPU for a whole time slice (milliseconds), so waits yield instead.
 // GDR_WAIT_YIELD=1|0 says so where the rank cannot see it: emulated hosts
 // (jobs/cluster) are one rank each but share the machine's cores.
-bool oversubscribed(const Bootstrap& boot) {
-  static const bool over = [&] {
-    if (const char* v = std::getenv("GDR_WAIT_YIELD"); v && *v) return v[0] == '1';  // checked at start-up
-    return boot.local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  }();
-  return over;
+bool oversubscribed(const TestEnv& env) {
+  if (auto y = env.settings.get<CollectiveSettings>().wait_yield) return *y == 1;
+  return env.boot.local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
 // Polls `reqs` (which on_done may extend) until all are done, with the
 // bootstrap's timeout naming the peer of the first one still pending.
 template <typename OnDone>
 void poll_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done, const Bootstrap& boot,
-              OnDone on_done) {
-  const bool yield = oversubscribed(boot);
+              bool yield, OnDone on_done) {
   std::size_t left = reqs.size() - static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
   for (WaitLoop loop(boot.timeout()); left > 0;) {
     for (std::size_t i = 0; i < reqs.size(); ++i)
@@ -161,7 +157,7 @@ class Concurrent final : public Test {
         std::vector<double> t = kind_ == Kind::latency ? round_trips(env, c, n) : std::vector<double>{window(env, c)};
         if (timed) out.times.insert(out.times.end(), t.begin(), t.end());
         if (checked) {
-          if (!corrupted && selftest_corrupt()) corrupt(env);
+          if (!corrupted && selftest_corrupt(env)) corrupt(env);
           corrupted = true;
           out.wrong += after(env, c, it, kind_ == Kind::latency ? n + 1 : c.window);
           out.checked += n;
@@ -223,7 +219,7 @@ class Concurrent final : public Test {
       if (ends_[e].sender)
         for (int w = 0; w < c.window; ++w) add(t.post_send(ends_[e].peer, *rsend_, slot_at(0, w % slots_, c), c.bytes), e, w);
     if (ends_.empty()) return kNaN;
-    poll_all(t, reqs_, done_, env.boot, [&](std::size_t i) {
+    poll_all(t, reqs_, done_, env.boot, oversubscribed(env), [&](std::size_t i) {
       const auto [e, j] = tags_[i];
       // A receiver acknowledges a flow as soon as its whole window arrived.
       if (kind_ == Kind::bw && !reqs_[i].is_send && j >= 0 && ++arrived[e] == c.window)
@@ -246,7 +242,7 @@ class Concurrent final : public Test {
     };
     for (std::size_t e = 0; e < ne; ++e)
       if (ends_[e].sender) ping(e, 0);
-    poll_all(t, reqs_, done_, env.boot, [&](std::size_t i) {
+    poll_all(t, reqs_, done_, env.boot, oversubscribed(env), [&](std::size_t i) {
       const auto [e, j] = tags_[i];
       if (!ends_[e].sender) {  // responder: answer ping j
         if (!reqs_[i].is_send) add(t.post_send(ends_[e].peer, *rsend_, slot_at(0, j % slots_, c), c.bytes), e, j);

@@ -4,6 +4,14 @@
 
 namespace gdr {
 
+GDR_REGISTER_OPTIONS(reg_collective_options, declare_options<CollectiveSettings>(ComponentOptions::Owner::program, "tests", {
+    {{"", "GDR_WAIT_YIELD",
+      "concurrent patterns: waits yield the CPU (1) or spin (0); default: yield when oversubscribed"},
+     setting::whole(&CollectiveSettings::wait_yield, 0, 1)},
+    {{"", "GDR_SELFTEST_CORRUPT", "self-test: corrupt one byte per case"},
+     setting::on(&CollectiveSettings::selftest_corrupt)},
+}));
+
 std::vector<TestInfo>& test_registry() {
   static std::vector<TestInfo> r;
   return r;

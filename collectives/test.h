@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -72,6 +73,16 @@ struct TestEnv {
   Bootstrap& boot;
   Transport* transport;
   MemoryOps& mem;
+  const Settings& settings;  // the run's; the tests read CollectiveSettings
+};
+
+// The tests' own settings (declared in registry.cpp): environment only.
+struct CollectiveSettings {
+  // GDR_SELFTEST_CORRUPT=1: spoil one element per case (timed_loop.h).
+  bool selftest_corrupt = false;
+  // GDR_WAIT_YIELD: concurrent patterns' waits yield (1) or spin (0); unset:
+  // yield when this node has more ranks than cores (p2p_concurrent.cpp).
+  std::optional<int> wait_yield;
 };
 
 class Test {

@@ -20,13 +20,7 @@ namespace gdr {
 // in point-to-point tests) after the first timed iteration, to prove end to
 // end that a wrong result is counted, stored and turns the exit status to 1
 // (tests/mpi use it).
-inline bool selftest_corrupt() {
-  static const bool on = [] {
-    const char* v = std::getenv("GDR_SELFTEST_CORRUPT");
-    return v && *v;  // validated at start-up (src/env_vars.cpp)
-  }();
-  return on;
-}
+inline bool selftest_corrupt(const TestEnv& env) { return env.settings.get<CollectiveSettings>().selftest_corrupt; }
 
 inline void corrupt_first_element(TestEnv& env, void* work, const CaseParams& c) {
   unsigned char junk[8];
@@ -83,7 +77,7 @@ inline CaseOutcome timed_allreduce_loop(TestEnv& env, const CaseParams& c, void*
     double t1 = now_seconds();
     if (timed) out.times.push_back(t1 - t0);
     if (!checked) return;
-    if (!corrupted && rank == n - 1 && selftest_corrupt()) corrupt_first_element(env, work, c);
+    if (!corrupted && rank == n - 1 && selftest_corrupt(env)) corrupt_first_element(env, work, c);
     corrupted = true;
     out.wrong += env.mem.count_wrong(work, c.count, c.dtype, c.op, n, data_it);
     ++out.checked;

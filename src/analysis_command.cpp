@@ -12,7 +12,7 @@
 #include <filesystem>
 #include <system_error>
 
-#include "env_vars.h"
+#include "core/component_options.h"
 #include "core/shell_quote.h"
 #include "core/errors.h"
 
@@ -37,6 +37,32 @@ constexpr AnalysisSub kSubs[] = {
     {"simulate", "validate's error rates on simulated fleets, noise fitted to real runs; see --help"},
 };
 
+// The analysis commands' environment (they take no `run` flags).
+struct AnalysisSettings {
+  std::string dir;                       // GDR_ANALYSIS_DIR; empty: found beside the executable
+  std::string python = "/usr/bin/python3";  // GDR_PYTHON
+};
+
+std::string parse_folder(std::string_view v, AnalysisSettings& s) {
+  std::error_code ec;
+  if (!fs::is_directory(std::string(v), ec)) return "want an existing folder";
+  s.dir = std::string(v);
+  return {};
+}
+
+std::string parse_program(std::string_view v, AnalysisSettings& s) {
+  std::string p(v);
+  // Without a '/', found through PATH when run.
+  if (p.find('/') != std::string::npos && access(p.c_str(), X_OK) != 0) return "want an executable python3";
+  s.python = p;
+  return {};
+}
+
+GDR_REGISTER_OPTIONS(reg_analysis_options, declare_options<AnalysisSettings>(ComponentOptions::Owner::analysis, "analysis", {
+    {{"", "GDR_ANALYSIS_DIR", "analysis: the folder that holds gdranalysis/"}, parse_folder},
+    {{"", "GDR_PYTHON", "analysis: the python3 to run it with"}, parse_program},
+}));
+
 bool has_package(const fs::path& dir) {
   std::error_code ec;
   return fs::is_regular_file(dir / "gdranalysis" / "__main__.py", ec);
@@ -56,9 +82,8 @@ fs::path executable_dir() {
 // link to the source's results/ that CMake makes (cmake/GdrInstall.cmake).
 constexpr const char* kPackageDirs[] = {"../share/gdrbench", "share/gdrbench"};
 
-std::string analysis_package_dir() {
-  if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env)
-    return has_package(env) ? env : "";  // a folder named on purpose: never another one instead
+std::string analysis_package_dir(const std::string& named) {
+  if (!named.empty()) return has_package(named) ? named : "";  // a folder named on purpose: never another one instead
   fs::path exe_dir = executable_dir();
   if (!exe_dir.empty()) {
     for (const char* rel : kPackageDirs) {
@@ -71,19 +96,19 @@ std::string analysis_package_dir() {
 }
 
 int run_analysis(const std::string& subcommand, const std::vector<std::string>& args) {
-  for (const char* name : {"GDR_ANALYSIS_DIR", "GDR_PYTHON"})
-    if (const char* v = std::getenv(name); v && *v)
-      if (std::string why = env_value_problem(name, v); !why.empty()) {
-        fmt::print(stderr, "gdrbench {}: {}\n", subcommand, why);
-        return kExitUsage;
-      }
-  const char* env_python = std::getenv("GDR_PYTHON");
-  std::string python = (env_python && *env_python) ? env_python : "/usr/bin/python3";
-  std::string dir = analysis_package_dir();
-  if (const char* env = std::getenv("GDR_ANALYSIS_DIR"); env && *env && dir.empty()) {
+  AnalysisSettings env;
+  try {
+    env = resolve_settings({}, std::getenv, "analysis").get<AnalysisSettings>();
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "gdrbench {}: {}\n", subcommand, e.what());
+    return kExitUsage;
+  }
+  const std::string& python = env.python;
+  std::string dir = analysis_package_dir(env.dir);
+  if (!env.dir.empty() && dir.empty()) {
     fmt::print(stderr, "gdrbench {}: environment GDR_ANALYSIS_DIR={}: holds no gdranalysis/__main__.py "
                "(want the folder that holds gdranalysis/, such as results/ or PREFIX/share/gdrbench)\n",
-               subcommand, shell_quote(env));
+               subcommand, shell_quote(env.dir));
     return kExitUsage;
   }
   if (dir.empty()) {

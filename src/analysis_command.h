@@ -27,9 +27,9 @@ CLI::App* add_analysis_commands(CLI::App& app, int& exit_code);
 // cannot be started, 3 when the package cannot be found. Exposed for tests.
 int run_analysis(const std::string& subcommand, const std::vector<std::string>& args);
 
-// The folder holding gdranalysis/ (empty when not found). Order: the
-// GDR_ANALYSIS_DIR environment variable, then folders relative to the
-// executable: ../share/gdrbench (installed), share/gdrbench (build tree).
-std::string analysis_package_dir();
+// The folder holding gdranalysis/ (empty when not found). Order: `named`
+// (GDR_ANALYSIS_DIR) when not empty, and then no other; else folders relative
+// to the executable: ../share/gdrbench (installed), share/gdrbench (build tree).
+std::string analysis_package_dir(const std::string& named = {});
 
 }  // namespace gdr

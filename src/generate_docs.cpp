@@ -103,7 +103,9 @@ std::string man_page(const CLI::App& app) {
     man_options(out, *s);
   }
   out += ".SH ENVIRONMENT\n";
-  for (const EnvVar& e : env_vars()) out += fmt::format(".TP\n\\fB{}\\fR\n{}\n", roff(e.name), roff(e.want));
+  for (const EnvVar& e : env_vars())  // a flag's twin says so: the flag, when given, wins
+    out += fmt::format(".TP\n\\fB{}\\fR\n{}\n", roff(e.name),
+                       roff(e.flag.empty() ? e.want : fmt::format("{}; read when {} is not given", e.want, e.flag)));
   out += fmt::format(
       ".SH EXIT STATUS\n0 success; 1 compare or suspects found a regression or a suspect; "
       "{} bad input or usage (one line on stderr); {} runtime failure; {} wrong results.\n"

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdlib>
 #include <set>
-#include <tuple>
 
 #include "collectives/patterns.h"
 #include "collectives/test.h"
@@ -36,11 +36,13 @@ std::vector<std::string> names_of_tests() {
   return v;
 }
 
-std::vector<const ComponentOptions*> components() {
-  std::vector<const ComponentOptions*> v;
-  for (const ComponentOptions& c : component_options()) v.push_back(&c);
-  std::sort(v.begin(), v.end(), [](auto* a, auto* b) { return std::tie(a->kind, a->owner) < std::tie(b->kind, b->owner); });
-  return v;
+// A component's flag: its text is kept as typed, and read by the component's
+// own parser with its environment twin (resolve_settings).
+void add_component_flag(CLI::App& sub, RunArgs& a, const SettingSpec& s) {
+  a.component_flags.erase(s.flag);  // a process may parse more than once: tests
+  CLI::Option* o = sub.add_option_function<std::string>(
+      s.flag, [&a, flag = s.flag](const std::string& v) { a.component_flags[flag] = v; }, s.help);
+  if (!s.default_text.empty()) o->default_str(s.default_text);
 }
 }  // namespace
 
@@ -107,7 +109,9 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
   // Each component's flags (src/core/component_options.h), in one order for the
   // help in every build.
-  for (const ComponentOptions* c : components()) c->add(sub);
+  for (const ComponentOptions* c : sorted_component_options())
+    for (const SettingSpec& s : c->specs)
+      if (!s.flag.empty()) add_component_flag(sub, a, s);
 }
 
 namespace {
@@ -215,8 +219,7 @@ RunOptions validate(const RunArgs& a) {
   o.window = a.window;
   o.slots = a.slots == "auto" ? 0 : whole_number(a.slots, "--slots", 1);
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
-  for (const ComponentOptions* c : components())
-    if (c->validate) c->validate();
+  o.settings = resolve_settings(a.component_flags, std::getenv);
   o.output = a.output;
   o.json = a.json;
   o.force = a.force;

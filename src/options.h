@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/check_mode.h"
+#include "core/component_options.h"
 #include "core/datatype.h"
 #include "memory/memory.h"
 #include "transports/transport.h"
@@ -18,7 +19,7 @@ enum class Pairs { fixed, ring, all };
 
 // What the user typed, before validation. A component's own flags (--device,
 // --hca, --stage-chunk, ...) are not here: each declares and checks its own
-// (src/core/component_options.h).
+// (src/core/component_options.h); their texts land in component_flags.
 struct RunArgs {
   std::string tests = "allreduce,latency,bw";
   std::string transports;  // empty: every transport built in and usable here
@@ -39,6 +40,7 @@ struct RunArgs {
   int window = 64;
   std::string slots = "auto";
   std::string chunk = "auto";
+  FlagTexts component_flags;  // the components' flags given: flag -> text
 };
 
 // Validated, typed options.
@@ -64,6 +66,8 @@ struct RunOptions {
   int window = 64;  // messages per bw/bibw iteration, as OSU
   int slots = 0;    // p2p: distinct message buffers per side; 0: auto (see collectives/p2p.cpp)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)
+  // Every component's typed settings, from its flags and their environment twins.
+  Settings settings;
 };
 
 // Adds the `run` options to `sub`, writing into `args`, then every

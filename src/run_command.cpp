@@ -16,7 +16,6 @@
 #include "doctor/doctor.h"
 #include "commands.h"
 #include "core/component_options.h"
-#include "env_vars.h"
 #include "version.h"
 #include "core/errors.h"
 #include "hdf5_sink.h"
@@ -233,8 +232,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
 int run_command(const RunArgs& args, int argc, char** argv) {
   RunOptions opt;
   try {
-    opt = validate(args);
-    if (std::string why = environment_problem(); !why.empty()) throw UsageError(why);
+    opt = validate(args);  // the components' flags and environment variables too
   } catch (const UsageError& e) {
     usage_error_line(e.what());
     return kExitUsage;
@@ -289,7 +287,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   // Each component takes its own flags (--device, --stage-chunk, --hca, ...);
   // collective (a memory kind may ask whether ranks share its device).
   for (const ComponentOptions& c : component_options())
-    if (c.apply) c.apply(boot);
+    if (c.apply) c.apply(opt.settings, boot);
   if (std::string why = direct_device_refusal(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
       fmt::print(stderr, "gdrbench: {}\n",

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "collectives/patterns.h"
@@ -24,6 +25,15 @@
 
 namespace gdr {
 namespace {
+
+// GDR_SELFTEST_FAIL_RANK=R: rank R fails as the second case starts (tests/mpi).
+struct RunnerSettings {
+  std::optional<int> selftest_fail_rank;
+};
+GDR_REGISTER_OPTIONS(reg_runner_options, declare_options<RunnerSettings>(ComponentOptions::Owner::program, "runner", {
+    {{"", "GDR_SELFTEST_FAIL_RANK", "self-test: this rank fails as the second case starts"},
+     setting::whole(&RunnerSettings::selftest_fail_rank, 0, 1'000'000)},
+}));
 
 // Static initialization: about when the process started, before MPI_Init
 // (the scale.* facts measure from here; jobs/bench_scale.sh reads them).
@@ -285,11 +295,11 @@ class Sweep {
     SweepTotals totals;
     // GDR_SELFTEST_FAIL_RANK=R: rank R fails as the second case starts, to
     // prove that the others stop at once and the file keeps the first case.
-    const char* fail_rank = std::getenv("GDR_SELFTEST_FAIL_RANK");
+    const std::optional<int> fail_rank = opt_.settings.get<RunnerSettings>().selftest_fail_rank;
     const std::map<LaneKey, std::size_t> last = last_case(cases);
     for (std::size_t i = 0; i < cases.size(); ++i) {
       throw_if_interrupted();
-      if (fail_rank && std::atoi(fail_rank) == boot_.rank() && i == 1)
+      if (fail_rank == boot_.rank() && i == 1)
         throw RunError(fmt::format("{}: self-test failure (GDR_SELFTEST_FAIL_RANK)", boot_.me()));
       const LaneKey& key = cases[i].key;
       Lane& lane = lane_for(key);
@@ -345,7 +355,7 @@ class Sweep {
       for (auto& s : sinks_) s->note(fmt::format("{}: skipped ({})", key.name, err));
       return lane;
     }
-    TestEnv env{boot_, lane.transport, memory(key.mem)};
+    TestEnv env{boot_, lane.transport, memory(key.mem), opt_.settings};
     lane.test->prepare(env, max_bytes());
     return lane;
   }
@@ -354,7 +364,7 @@ class Sweep {
     auto tkey = std::make_tuple(key.name, key.mem, key.path);
     auto it = transports_.find(tkey);
     if (it != transports_.end()) return it->second.get();
-    auto t = make_transport(key.name, boot_, key.mem, key.path);
+    auto t = make_transport(key.name, boot_, key.mem, key.path, opt_.settings);
     const double t0 = now_seconds();
     t->connect(peers_);
     const std::string what = fmt::format("{}.{}.{}", key.name, mem_name(key.mem), path_name(key.path));
@@ -386,7 +396,7 @@ class Sweep {
                              c.src >= 0 ? fmt::format(", rank {} -> {}", c.src, c.dst)
                              : c.pattern.empty() ? ""
                                                  : fmt::format(", pattern {} step {}", c.pattern, c.step)));
-    TestEnv env{boot_, lane.transport, memory(c.mem)};
+    TestEnv env{boot_, lane.transport, memory(c.mem), opt_.settings};
     CaseOutcome out = lane.test->run(env, c);
     // Under --iters auto the loops agreed on the count; the allreduce makes
     // sure, so that no rank's gather is out of step.
@@ -467,7 +477,7 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   for (auto& [kind, m] : model) need.bytes[kind] = m.peak();
   // One pinned pool per staged transport, as large as the staging layer says.
   if (!staged.empty() && staging_host_bytes())
-    need.bytes[MemKind::host] += staged.size() * staging_host_bytes()(needed_peers(opt, ranks, rank).size());
+    need.bytes[MemKind::host] += staged.size() * staging_host_bytes()(needed_peers(opt, ranks, rank).size(), opt.settings);
   return need;
 }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The README's second command: installs what is missing, builds, and runs the
-# whole test suite (every ctest label: unit, mpi, jobs, staged, analysis,
-# doctor, softroce, slurm, cluster, fuzz; gpu tests report "skipped" without a GPU).
+# whole test suite (every ctest label: unit, contract, mpi, staged, ucx, jobs,
+# analysis, softroce, slurm, cluster, fuzz, install, docs; gpu tests report
+# "skipped" without a GPU; docs/developers/testing.md says what each holds).
 # Then the sanitizer phase: builds the asan-ubsan preset (clang, ASan +
 # UBSan, no CUDA) into build-asan/ and runs its labels unit, sanitize
 # (real mpirun runs of mpi and ucx at 2 ranks) and fuzz (the libFuzzer

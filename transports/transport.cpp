@@ -75,18 +75,18 @@ StagingFactory& staging_factory() {
   return f;
 }
 
-std::function<std::size_t(std::size_t)>& staging_host_bytes() {
-  static std::function<std::size_t(std::size_t)> f;
+std::function<std::size_t(std::size_t, const Settings&)>& staging_host_bytes() {
+  static std::function<std::size_t(std::size_t, const Settings&)> f;
   return f;
 }
 
 std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot, MemKind mem,
-                                          Path path) {
+                                          Path path, const Settings& settings) {
   const TransportInfo* info = find_transport(name);
   if (!info) throw UsageError(fmt::format("transport '{}' is not built into this gdrbench", name));
   if (std::string why = info->unavailable_reason(); !why.empty())
     throw UsageError(fmt::format("transport '{}' is not usable here: {}", name, why));
-  std::unique_ptr<Transport> t = info->create(boot);
+  std::unique_ptr<Transport> t = info->create(boot, settings);
   if (mem == MemKind::host || path == Path::direct) {
     if (!t->supports(mem)) {
       std::string why = t->unsupported_reason(mem);
@@ -98,7 +98,7 @@ std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot
   if (!staging_factory())
     throw UsageError("the staged path is not built into this gdrbench");
   MemoryOps* ops = memory_ops(mem);
-  return staging_factory()(std::move(t), boot, *ops);
+  return staging_factory()(std::move(t), boot, *ops, settings);
 }
 
 }  // namespace gdr

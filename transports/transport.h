@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "src/core/component_options.h"
 #include "src/memory/memory.h"
 
 namespace gdr {
@@ -121,9 +122,11 @@ struct TransportInfo {
   std::string description;
   // Empty when usable on this machine, else the reason.
   std::function<std::string()> unavailable_reason;
-  // Creates the transport for direct use of memory kind `mem`. The staged
-  // path needs only host support: make_transport wraps it.
-  std::function<std::unique_ptr<Transport>(Bootstrap&)> create;
+  // Creates the transport with the run's settings (it reads its own struct,
+  // declared with GDR_REGISTER_OPTIONS in its folder; no memory kind: regions
+  // bring theirs to register_memory). The staged path needs only host
+  // support: make_transport wraps it.
+  std::function<std::unique_ptr<Transport>(Bootstrap&, const Settings&)> create;
   // For `gdrbench list` and the check before a run: empty when `direct`
   // transfers of memory kind `mem` (never host) can work here, else why
   // not. Unset: not known until a run tries.
@@ -135,15 +138,15 @@ const TransportInfo* find_transport(std::string_view name);
 // transport itself for direct, or it wrapped in the host-staging layer.
 // Throws UsageError when the combination cannot run here, saying why.
 std::unique_ptr<Transport> make_transport(std::string_view name, Bootstrap& boot, MemKind mem,
-                                          Path path);
+                                          Path path, const Settings& settings);
 // Set by transports/staged when built: wraps a host-capable transport so it
 // moves `mem` memory through pinned host buffers.
-using StagingFactory =
-    std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>, Bootstrap&, MemoryOps&)>;
+using StagingFactory = std::function<std::unique_ptr<Transport>(std::unique_ptr<Transport>, Bootstrap&,
+                                                                MemoryOps&, const Settings&)>;
 StagingFactory& staging_factory();
 // Set by transports/staged beside its factory: the pinned host bytes one
 // staged transport holds to reach `peers` peers (the out-of-memory check).
-std::function<std::size_t(std::size_t peers)>& staging_host_bytes();
+std::function<std::size_t(std::size_t peers, const Settings&)>& staging_host_bytes();
 
 struct TransportRegistrar {
   explicit TransportRegistrar(TransportInfo info);

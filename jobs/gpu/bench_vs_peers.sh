@@ -133,6 +133,9 @@ gdr_p2p_round() {  # DIR: gdrbench's rows of one round
     OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw -b 1M -e "$gmax" -f "$gstep" \
       --reference copy-d2h,copy-h2d,copy-d2d
     OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
+    # The MPI's own blocking ping-pong (no gdrbench code): the floor under -T mpi latency.
+    [ -x "$pingpong" ] && step 40 "$1/mpi_pingpong_8.txt" mpirun -q --oversubscribe --bind-to none -np 2 \
+      -x LD_LIBRARY_PATH ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} --mca pml ucx "$pingpong" 8
   fi
   gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
 }
@@ -183,6 +186,12 @@ gpu_sizes() {
   # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
   local v; v=$("$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# \(Library version:\|Version\) \([0-9]*\.[0-9]*\).*/\2/p' | head -1)
   mpi_rows=${MPI_ROWS:-$(awk -v v="${v:-0}" 'BEGIN { split(v, a, "."); print (a[1] > 1 || a[2] >= 15) ? 1 : 0 }')}
+  pingpong=
+  if [ "$mpi_rows" = 1 ] && [ -z "$dry" ]; then
+    pingpong=$work/mpi_pingpong
+    mpicc -O2 -I/usr/local/cuda/include "$root/jobs/gpu/mpi_pingpong.c" -L/usr/local/cuda/lib64 -lcudart \
+      -o "$pingpong" >"$work/mpi_pingpong_build.txt" 2>&1 || { pingpong=; stamp "mpi_pingpong: build failed"; }
+  fi
 }
 
 gpu_half() {

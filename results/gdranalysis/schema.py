@@ -8,7 +8,6 @@ that says what is wrong, which the command line turns into exit status 2.
 from __future__ import annotations
 
 import dataclasses
-import math
 import multiprocessing
 import os
 import re
@@ -19,6 +18,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from . import SCHEMA_VERSION
+from .env import env_value, seconds
 
 # The fields that identify a case across runs (see compare).
 KEY_FIELDS = ("test", "transport", "reference", "mem", "path", "dtype", "op",
@@ -249,16 +249,7 @@ READ_TIMEOUT_S = None  # set by a caller (the fuzzer) instead of the environment
 
 def read_timeout_s() -> float:
     """GDR_READ_TIMEOUT: seconds, (0, 86400]; garbage is one line and exit 2."""
-    v = os.environ.get("GDR_READ_TIMEOUT", "")
-    if not v:
-        return 120.0
-    try:
-        t = float(v)
-    except ValueError:
-        t = math.nan
-    if not 0 < t <= 86400:  # NaN fails this too
-        raise InputError(f"environment GDR_READ_TIMEOUT={v[:40]!r}: want seconds, more than 0 and at most 86400")
-    return t
+    return env_value("GDR_READ_TIMEOUT", seconds, "want seconds, more than 0 and at most 86400", 120.0)
 
 
 def load_run(path: str) -> Run:

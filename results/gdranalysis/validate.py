@@ -23,6 +23,7 @@ import signal
 import subprocess
 import time
 
+from .env import env_value, executable, words
 from .schema import InputError
 from .validate_verdict import down_links, findings_of, format_table, host_verdicts, write_junit
 
@@ -265,12 +266,20 @@ def validate(a) -> int:
     if budget < need:
         raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
                          f"{nsizes} sizes: it needs at least {need:.0f} s")
-    gdr = a.gdrbench or os.environ.get("GDR_GDRBENCH") or shutil.which("gdrbench")
+    gdr = a.gdrbench or env_value("GDR_GDRBENCH", executable, "want the gdrbench binary (a path or a name on PATH)") \
+        or shutil.which("gdrbench")
     if not gdr:
         raise InputError("cannot find the gdrbench binary: give --gdrbench PATH")
     os.makedirs(a.out, exist_ok=True)
     rec = Recorder(a.out)
-    lau = Launcher("slurm" if a.slurm else "mpirun", shlex.split(a.launcher_args or ""), gdr)
+    if a.launcher_args is None:
+        extra = env_value("GDR_VALIDATE_LAUNCHER_ARGS", words, "want arguments as a shell splits them", [])
+    else:
+        try:
+            extra = words(a.launcher_args)
+        except ValueError:
+            raise InputError(f"--launcher-args {a.launcher_args[:40]!r}: want arguments as a shell splits them") from None
+    lau = Launcher("slurm" if a.slurm else "mpirun", extra, gdr)
     end = t0 + budget
     notes = []
 
@@ -373,7 +382,7 @@ def add_parser(sub, pct, exit_codes_doc):
     g.add_argument("--slurm", action="store_true", help="the Slurm allocation this runs in (srun --mpi=pmix)")
     v.add_argument("--budget", type=float, metavar="SECONDS",
                    help="wall-clock seconds for the whole validation (default: sized from the host count)")
-    v.add_argument("--launcher-args", metavar="ARGS", default=os.environ.get("GDR_VALIDATE_LAUNCHER_ARGS", ""),
+    v.add_argument("--launcher-args", metavar="ARGS", default=None,
                    help="extra mpirun/srun arguments, one string (default $GDR_VALIDATE_LAUNCHER_ARGS)")
     v.add_argument("-T", "--transport", default="mpi", choices=("mpi", "ucx", "verbs"), help="default mpi")
     v.add_argument("--mem", default="host", choices=("host", "cuda"),

@@ -7,6 +7,8 @@
 
 #include <fmt/format.h>
 
+#include "component_options.h"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #define GDR_HAVE_TSC 1
@@ -74,10 +76,25 @@ double Timer::now() const {
 }
 
 namespace {
+struct TimerSettings {
+  std::string clock = "auto";
+};
+GDR_REGISTER_OPTIONS(reg_timer_options, declare_options<TimerSettings>(ComponentOptions::Owner::program, "timer", {
+    {{"", "GDR_TIMER", "the clock of timed intervals (auto: the TSC where clock_gettime is a syscall)"},
+     setting::one_of(&TimerSettings::clock, {"auto", "tsc", "clock"})},
+}));
+
+// One clock for the process, chosen on first use: the environment is read
+// through the declaration above (`run` refused a bad value at start-up; the
+// other commands time nothing that is stored, and take auto then).
 const Timer& timer() {
   static const Timer t = [] {
-    const char* env = std::getenv("GDR_TIMER");  // validated at start-up (src/env_vars.cpp)
-    return choose_timer(env && *env ? env : "auto");
+    std::string want = "auto";
+    try {
+      want = resolve_settings({}, std::getenv, "timer").get<TimerSettings>().clock;
+    } catch (const UsageError&) {
+    }
+    return choose_timer(want);
   }();
   return t;
 }

@@ -122,6 +122,20 @@ class OwnInput(TempDirCase):
             self.assertIn("GDR_READ_TIMEOUT", r.stderr)
         self.assertEqual(analysis("stragglers", self.a, env_extra={"GDR_READ_TIMEOUT": "30"}).returncode, 0)
 
+    def test_validate_environment_checked(self):
+        hosts = self.p("hosts")
+        with open(hosts, "w") as f:
+            f.write("node1\nnode2\n")
+        out = self.p("validate-out")
+        for env, args in (({"GDR_VALIDATE_LAUNCHER_ARGS": "--mca '"}, ["--gdrbench", "/bin/true"]),
+                          ({"GDR_GDRBENCH": "/nonexistent/gdrbench"}, [])):
+            r = analysis("validate", "--hostfile", hosts, "--out", out, *args, env_extra=env)
+            one_line_exit_2(self, r, str(env))
+            self.assertIn(f"environment {next(iter(env))}=", r.stderr)
+        r = analysis("validate", "--hostfile", hosts, "--out", out, "--gdrbench", "/bin/true", "--launcher-args", "'")
+        one_line_exit_2(self, r, "--launcher-args")
+        self.assertIn("--launcher-args", r.stderr)
+
     def test_interpreter_and_folder_checked(self):
         exe = gdrbench()
         for env, name in (({"GDR_PYTHON": "/bin/true"}, "GDR_PYTHON"), ({"GDR_PYTHON": "/bin/false"}, "GDR_PYTHON"),

@@ -48,7 +48,8 @@ struct Lane {
 };
 
 std::unique_ptr<Transport> open(const Lane& lane, Bootstrap& boot, const std::vector<int>& peers) {
-  auto t = find_transport(lane.name)->create(boot);
+  // The environment's settings (GDR_VERBS_MODE: the softroce label runs each mode).
+  auto t = find_transport(lane.name)->create(boot, resolve_settings({}, std::getenv));
   if (lane.path == Path::staged) {
     StagingConfig cfg;
     cfg.chunk_bytes = 4096;  // small chunks: every message of the train is cut

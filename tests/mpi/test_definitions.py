@@ -4,7 +4,7 @@ from the table, the JSON Lines and the HDF5 file, and one at 1 rank.
 
 - time_us_median and time_us_p99 exist in JSON and HDF5 and recompute from
   `times` (np.median, np.percentile(x, 99) of the per-iteration nanmax);
-- algbw and busbw follow from the mean time as README.md and
+- algbw and busbw follow from the mean time as docs/analysts/output.md and
   results/README.md define them (bibw: 2 x bytes / time), and the table,
   JSON and HDF5 show the same numbers; the defining sentences are in the docs;
 - p2p JSON rows carry src and dst (collectives: null);
@@ -124,7 +124,7 @@ def one_rank():
 
 
 def docs():
-    for name in ("README.md", os.path.join("results", "README.md")):
+    for name in (os.path.join("docs", "analysts", "output.md"), os.path.join("results", "README.md")):
         with open(os.path.join(REPO, name)) as f:
             text = " ".join(f.read().split())  # line breaks do not matter
         check(BIBW_SENTENCE in text, f"{name} lacks the bibw definition: {BIBW_SENTENCE}")

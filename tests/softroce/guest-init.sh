@@ -24,7 +24,7 @@ mkdir -p /results
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 results /results ||
   { echo "guest: cannot mount the results share"; poweroff -f; }
 
-log() { echo "guest: $*" >>"$job/guest.log"; }
+log() { echo "guest: $(cut -d' ' -f1 /proc/uptime) s: $*" >>"$job/guest.log"; }
 finish() {
   echo "$1" >"$job/rc.tmp" && mv "$job/rc.tmp" "$job/rc"
   sync

@@ -3,7 +3,7 @@
 # try the verbs transport for real without RDMA hardware.
 #
 #   run.sh [--ranks N] [--results DIR] [--build DIR] [--timeout S] [--install]
-#          [--hcas rxe0,rxe1] [--before CMD]
+#          [--hcas rxe0,rxe1] [--before CMD] [--guest DIR]
 #          [--nodes 2 [--node2 CMD] [--node2-setup CMD] [--per-node N]]
 #          -- <gdrbench run arguments>
 #
@@ -27,14 +27,20 @@
 #                starts (e.g. "tc qdisc add dev eth0 root netem rate 8mbit").
 # --per-node N:  with --nodes 2, N ranks per node (2N in all).
 # --env N=V:     with --nodes 2, set N=V in both guests (every rank sees it).
+# --guest DIR:   run in the guest(s) `guest.sh start DIR` keeps up (with
+#                --nodes 2 a pair) instead of booting new ones; --results
+#                must be a folder under DIR. With --nodes 2, node2's qdisc
+#                on eth0 is removed again after the run (--node2-setup's
+#                netem does not outlive the case); --node2 is refused.
 # Example: run.sh --ranks 2 -- -t allreduce -T verbs -b 8 -e 64K
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 ranks=2 results= build=${GDRBENCH_BUILD:-} timeout=600 hcas= before= nodes=1 node2= setup= per_node=1
+guest=
 envs=()
-usage() { sed -n '2,30p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+usage() { sed -n '2,35p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --ranks) ranks=$2; shift 2 ;;
@@ -48,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --node2-setup) setup=$2; shift 2 ;;
     --per-node) per_node=$2; shift 2 ;;
     --env) envs+=(--env "$2"); shift 2 ;;
+    --guest) guest=$2; shift 2 ;;
     --install)
       apt-get install -y -q $(cat "$repo/jobs/deps/debian-softroce.txt") >&2; shift ;;
     --) shift; break ;;
@@ -77,6 +84,23 @@ if [[ -n $hcas ]]; then
     ((r > 0)) && mpi_cmd+=(:)
     mpi_cmd+=(-np 1 env "GDR_VERBS_HCA=${devs[r % ${#devs[@]}]}" "$build/gdrbench" run "$@")
   done
+fi
+if [[ -n $guest ]]; then
+  [[ -n $results ]] || { echo "run.sh: --guest needs --results DIR (a folder under the guest's)" >&2; exit 125; }
+  if [[ $nodes == 2 ]]; then
+    [[ -z $node2 ]] || { echo "run.sh: --node2 needs guests of its own (no --guest)" >&2; exit 125; }
+    # node1 runs it: node2's setup through the relay (its status checked),
+    # then mpirun across both; every rank gets the --env variables (-x).
+    mpi_cmd=(mpirun --host "node1:$per_node,node2:$per_node" -np "$((2 * per_node))")
+    for ((i = 1; i < ${#envs[@]}; i += 2)); do mpi_cmd+=(-x "${envs[i]%%=*}"); done
+    mpi_cmd+=("$build/gdrbench" run "$@")
+    # One line: the guest's dash reads the command as printf %q wrote it.
+    script='relay=$1 setup=$2 before=$3; shift 3; reset() { "$relay" node2 "tc qdisc del dev eth0 root 2>/dev/null; true" >/dev/null 2>&1; }; trap "reset; exit 143" TERM INT; if [ -n "$setup" ]; then r=$("$relay" node2 "($setup) >&2; echo setup-exit=\$?" 2>&1); case $r in *setup-exit=0*) ;; *) echo "run.sh: node2 setup failed: $r"; reset; exit 125 ;; esac; fi; (eval "${before:-:}") & "$@"; rc=$?; [ -z "$setup" ] || reset; exit $rc'
+    exec "$here/guest.sh" exec "$guest" "$results" --timeout "$timeout" "${envs[@]}" -- \
+      sh -c "$script" sh "$here/relay.sh" "$setup" "$before" "${mpi_cmd[@]}"
+  fi
+  exec "$here/guest.sh" exec "$guest" "$results" --timeout "$timeout" "${envs[@]}" -- \
+    sh -c "(${before:-:}) & exec \"\$@\"" sh "${mpi_cmd[@]}"
 fi
 if [[ $nodes == 2 ]]; then
   exec "$here/two_nodes.sh" --build "$build" --results "$results" --timeout "$timeout" \

@@ -29,7 +29,7 @@ done
 rm -rf "$out"; mkdir -p "$out"
 rc=0
 "$here/run.sh" --build "$build" --results "$out" --ranks "$ranks" --timeout 500 \
-  "${run_opts[@]}" -- --output /results/result.h5 "$@" || rc=$?
+  "${run_opts[@]}" -- --output result.h5 "$@" || rc=$?
 if [[ $check_args == *--expect-failure* ]]; then
   [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 125 ]] ||
     { echo "softroce_test: expected the run to fail cleanly, got exit $rc"; exit 1; }

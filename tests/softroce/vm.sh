@@ -3,7 +3,8 @@
 # in it; prints the command's output and exits with its status.
 #
 #   vm.sh [--share DIR] [--cwd DIR] [--timeout S] [--mem MB] [--smp N]
-#         [--node N --link LPORT:RPORT] [--env NAME=VALUE]... -- COMMAND [ARG]...
+#         [--node N --link LPORT:RPORT] [--env NAME=VALUE]... [--watch-pid PID]
+#         -- COMMAND [ARG]...
 #
 # The guest sees the host's root read-only (with a tmpfs overlay on top, so
 # writes vanish at power-off) and DIR read-write at /results; COMMAND runs in
@@ -13,13 +14,14 @@
 # 127.0.0.1:RPORT (the other guest's), with rxe0 on eth0 and 169.254.67.N.
 # Exit status: COMMAND's, 124 on timeout, 125 when the guest failed to run
 # it. Control files are left in DIR/.vm (DIR/.vm-nodeN with --node: out, rc,
-# guest.log, console.log).
+# guest.log, console.log). --watch-pid PID: stop the guest (exit 124) once
+# PID is gone (guest.sh's shared guests watch the ctest that started them).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-share= cwd=/results timeout=600 mem=2048 smp=2 node= link=
+share= cwd=/results timeout=600 mem=2048 smp=2 node= link= watch=
 envs=()
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 125; }
 while [[ $# -gt 0 ]]; do
   case $1 in
     --share) share=$2; shift 2 ;;
@@ -30,6 +32,7 @@ while [[ $# -gt 0 ]]; do
     --env) envs+=("$2"); shift 2 ;;
     --node) node=$2; shift 2 ;;
     --link) link=$2; shift 2 ;;
+    --watch-pid) watch=$2; shift 2 ;;
     --) shift; break ;;
     -h|--help) usage ;;
     *) echo "vm.sh: unknown option $1" >&2; usage ;;
@@ -111,8 +114,11 @@ tail -n +1 -F --pid="$qemu_pid" "$job/out" 2>/dev/null &
 tail_pid=$!
 deadline=$(( $(date +%s) + ${timeout%.*} ))
 while kill -0 "$qemu_pid" 2>/dev/null; do
-  if [[ $(date +%s) -ge $deadline ]]; then
-    echo "vm.sh: timed out after ${timeout} s; killing the guest" >&2
+  gone=
+  [[ -n $watch ]] && ! kill -0 "$watch" 2>/dev/null && gone=1
+  if [[ $(date +%s) -ge $deadline || -n $gone ]]; then
+    if [[ -n $gone ]]; then echo "vm.sh: process $watch is gone; killing the guest" >&2
+    else echo "vm.sh: timed out after ${timeout} s; killing the guest" >&2; fi
     kill "$qemu_pid" 2>/dev/null || true
     wait "$qemu_pid" 2>/dev/null || true
     qemu_pid=

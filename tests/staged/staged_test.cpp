@@ -81,7 +81,7 @@ class LaggingHostMemory final : public ForwardingMemory {
 
 std::unique_ptr<Transport> staged_over(const char* inner, Bootstrap& boot, MemoryOps& mem,
                                        StagingConfig cfg, const std::vector<int>& peers) {
-  auto t = make_staged_transport(find_transport(inner)->create(boot), boot, mem, cfg);
+  auto t = make_staged_transport(find_transport(inner)->create(boot, Settings{}), boot, mem, cfg);
   t->connect(peers);
   return t;
 }
@@ -172,6 +172,8 @@ void exchange(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::str
 }
 
 // Our ring allreduce over the staged mpi transport, every datatype and op.
+const Settings kNoSettings;  // the tests' defaults
+
 void allreduce(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, std::size_t bytes,
                std::size_t ring_chunk, const std::string& label) {
   const int n = boot.size(), me = boot.rank();
@@ -180,7 +182,7 @@ void allreduce(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, std::size_t b
   if (n == 2) peers = {(me + 1) % n};
   auto t = staged_mpi(boot, mem, cfg, peers);
   auto test = find_test("allreduce")->create();
-  TestEnv env{boot, t.get(), mem};
+  TestEnv env{boot, t.get(), mem, kNoSettings};
   test->prepare(env, bytes);
   for (DType d : kAllDTypes)
     for (Op op : kAllOps) {
@@ -211,7 +213,7 @@ void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& 
   auto t = staged_over(inner, boot, mem, cfg, peers);
   for (const char* name : {"latency", "bw", "bibw"}) {
     auto test = find_test(name)->create();
-    TestEnv env{boot, t.get(), mem};
+    TestEnv env{boot, t.get(), mem, kNoSettings};
     test->prepare(env, 5 * cfg.chunk_bytes + 3);
     CaseParams c;
     c.test = name;

@@ -3,8 +3,11 @@
 // the variable.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
+#include "src/core/component_options.h"
 #include "src/env_vars.h"
 
 using namespace gdr;
@@ -45,5 +48,46 @@ TEST(EnvVars, BadValuesOneLine) {
 TEST(EnvVars, TableNamesAreUnique) {
   auto vars = env_vars();
   for (std::size_t i = 0; i < vars.size(); ++i)
-    for (std::size_t j = i + 1; j < vars.size(); ++j) EXPECT_STRNE(vars[i].name, vars[j].name);
+    for (std::size_t j = i + 1; j < vars.size(); ++j) EXPECT_NE(vars[i].name, vars[j].name);
+}
+
+// One parser and one bound per setting: a flag and its environment twin take
+// and refuse the same values (before issue 32, --stage-chunk 1 was taken and
+// GDR_STAGE_CHUNK=1 refused).
+TEST(EnvVars, FlagAndTwinAgree) {
+  const char* probes[] = {"0", "1", "2", "8", "9", "255", "256", "4095", "4K", "1G", "2G", "-1", "x", "imm",
+                          "poll", "mlx5_0", "mlx5_0:1", "mlx5_0:0", ""};
+  int pairs = 0;
+  for (const ComponentOptions* c : sorted_component_options())
+    for (const SettingSpec& s : c->specs) {
+      if (s.flag.empty() || s.env.empty()) continue;
+      ++pairs;
+      for (const char* v : probes) {
+        auto verdict = [&](bool flag) {
+          auto env = [&](const char* name) -> const char* { return !flag && s.env == name ? v : nullptr; };
+          try {
+            resolve_settings(flag ? FlagTexts{{s.flag, v}} : FlagTexts{}, env, c->owner);
+            return std::string("taken");
+          } catch (const UsageError& e) {
+            std::string why = std::string(e.what()).substr(std::string(e.what()).find(": "));
+            if (!flag) why.erase(why.rfind(" (" + s.help + ")"));  // the variable's line says what it steers
+            return why;
+          }
+        };
+        if (*v) EXPECT_EQ(verdict(true), verdict(false)) << s.flag << " / " << s.env << " = '" << v << "'";
+      }
+    }
+  EXPECT_GE(pairs, 1);
+  EXPECT_NE(env_value_problem("GDR_STAGE_CHUNK", "1"), "");
+  EXPECT_THROW(resolve_settings({{"--stage-chunk", "1"}}, [](const char*) -> const char* { return nullptr; }),
+               UsageError);
+}
+
+// Nothing reads a gdrbench variable behind its declaration.
+TEST(EnvVars, EveryVariableIsDeclared) {
+  std::vector<std::string> names;
+  for (const EnvVar& e : env_vars()) names.push_back(e.name);
+  for (const char* n : {"GDR_STAGE_CHUNK", "GDR_STAGE_SLOTS", "GDR_TIMER", "GDR_WAIT_YIELD", "GDR_SELFTEST_CORRUPT",
+                        "GDR_SELFTEST_FAIL_RANK", "GDR_ANALYSIS_DIR", "GDR_PYTHON"})
+    EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }

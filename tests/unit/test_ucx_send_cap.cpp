@@ -4,7 +4,9 @@
 
 #include <cstdlib>
 
+#include "transports/transport.h"
 #include "transports/ucx/send_cap.h"
+#include "transports/ucx/ucx_settings.h"
 
 using gdr::ucx::SendCap;
 
@@ -43,18 +45,22 @@ TEST(UcxSendCap, ZeroMeansNoCap) {
   EXPECT_FALSE(cap.must_defer(0));
 }
 
+// GDR_UCX_CUDA_MAX_SENDS reaches the transport through its declared setting.
 TEST(UcxSendCap, LimitFromEnvironment) {
-  std::string err;
-  unsetenv("GDR_UCX_CUDA_MAX_SENDS");
-  EXPECT_EQ(SendCap::limit_from_env(&err), SendCap::kDefault);
-  setenv("GDR_UCX_CUDA_MAX_SENDS", "0", 1);
-  EXPECT_EQ(SendCap::limit_from_env(&err), 0);
-  setenv("GDR_UCX_CUDA_MAX_SENDS", "16", 1);
-  EXPECT_EQ(SendCap::limit_from_env(&err), 16);
-  for (const char* bad : {"x", "-1", "8k", "99999999999"}) {
-    setenv("GDR_UCX_CUDA_MAX_SENDS", bad, 1);
-    EXPECT_FALSE(SendCap::limit_from_env(&err).has_value()) << bad;
-    EXPECT_NE(err.find("GDR_UCX_CUDA_MAX_SENDS"), std::string::npos);
-  }
-  unsetenv("GDR_UCX_CUDA_MAX_SENDS");
+  if (!gdr::find_transport("ucx")) GTEST_SKIP() << "built without UCX";
+  auto limit = [](const char* v) {
+    auto env = [v](const char* name) -> const char* { return std::string(name) == "GDR_UCX_CUDA_MAX_SENDS" ? v : nullptr; };
+    return gdr::resolve_settings({}, env, "ucx").get<gdr::UcxSettings>().cuda_max_sends;
+  };
+  EXPECT_EQ(limit(nullptr), SendCap::kDefault);
+  EXPECT_EQ(limit(""), SendCap::kDefault);
+  EXPECT_EQ(limit("0"), 0);
+  EXPECT_EQ(limit("16"), 16);
+  for (const char* bad : {"x", "-1", "8k", "99999999999"})
+    try {
+      limit(bad);
+      ADD_FAILURE() << bad << " was taken";
+    } catch (const gdr::UsageError& e) {
+      EXPECT_NE(std::string(e.what()).find("environment GDR_UCX_CUDA_MAX_SENDS="), std::string::npos) << e.what();
+    }
 }

@@ -186,7 +186,7 @@ class MpiTransport final : public Transport {
 GDR_REGISTER_TRANSPORT(reg_mpi, "mpi",
                        "MPI point-to-point (MPI_Isend/MPI_Irecv); device memory where the MPI is CUDA-aware",
                        [] { return std::string(); },
-                       [](Bootstrap& b) { return std::make_unique<MpiTransport>(b); },
+                       [](Bootstrap& b, const Settings&) { return std::make_unique<MpiTransport>(b); },
                        [](MemKind k) {
                          return k == MemKind::cuda ? mpi::device_memory_reason_for_list()
                                                    : fmt::format("MPI takes host and cuda memory, not {}", mem_name(k));

@@ -1,30 +1,19 @@
-// --stage-chunk, the staging layer's option: bytes per pinned host chunk.
-#include <CLI/CLI.hpp>
-
-#include <string>
-
-#include "src/core/sizes.h"
+// The staging layer's settings: --stage-chunk and its environment twin, and
+// GDR_STAGE_SLOTS (for measurements). One parser and one set of bounds for
+// both: a chunk from one page (below it every message becomes thousands of
+// pipelined copies) to 1 GiB (the pool is 2 x slots x chunk per peer).
 #include "src/core/component_options.h"
 #include "staged_transport.h"
 
 namespace gdr {
 namespace {
 
-std::string g_typed;               // as typed
-std::size_t g_chunk = 4u << 20;    // parsed by validate()
-CLI::Option* g_flag = nullptr;
-
-GDR_REGISTER_OPTIONS(reg_staged_options, ::gdr::ComponentOptions::Owner::path, "staged",
-    [](CLI::App& run) {
-      g_typed = "4M";
-      g_flag = run.add_option("--stage-chunk", g_typed, "staged path: bytes per pinned host chunk")
-                   ->capture_default_str();
-    },
-    [] { g_chunk = parse_size(g_typed, "--stage-chunk"); },
-    // Only a flag given overrides: staging_config() already holds GDR_STAGE_CHUNK, else 4M.
-    [](Bootstrap&) {
-      if (g_flag && g_flag->count() > 0) staging_config().chunk_bytes = g_chunk;
-    });
+GDR_REGISTER_OPTIONS(reg_staged_options, declare_options<StagingConfig>(ComponentOptions::Owner::path, "staged", {
+    {{"--stage-chunk", "GDR_STAGE_CHUNK", "staged path: bytes per pinned host chunk", "4M"},
+     setting::size(&StagingConfig::chunk_bytes, 4096, std::size_t(1) << 30, "4K", "1G")},
+    {{"", "GDR_STAGE_SLOTS", "staged path: pinned chunks in flight per peer and direction"},
+     setting::whole(&StagingConfig::slots, 2, 1024)},
+}));
 
 }  // namespace
 }  // namespace gdr

@@ -271,27 +271,19 @@ class StagedTransport final : public Transport {
   std::uint64_t next_id_ = 1;
 };
 
-StagingConfig from_environment() {
-  StagingConfig c;
-  // Both were validated at start-up (src/env_vars.cpp); empty is unset.
-  if (const char* v = std::getenv("GDR_STAGE_CHUNK"); v && *v) c.chunk_bytes = parse_size(v, "GDR_STAGE_CHUNK");
-  if (const char* v = std::getenv("GDR_STAGE_SLOTS"); v && *v) c.slots = std::max(2, std::atoi(v));
-  return c;
-}
-
 std::unique_ptr<Transport> staging_factory_fn(std::unique_ptr<Transport> inner, Bootstrap& boot,
-                                              MemoryOps& mem) {
+                                              MemoryOps& mem, const Settings& settings) {
   if (std::string why = mem.unavailable_reason(); !why.empty())
     throw UsageError(fmt::format("-m {} --path staged: {}", mem_name(mem.kind()), why));
   if (!inner->supports(MemKind::host))
     throw UsageError(fmt::format("transport '{}' cannot move host memory, so it cannot be staged",
                                  inner->name()));
-  return make_staged_transport(std::move(inner), boot, mem, staging_config());
+  return make_staged_transport(std::move(inner), boot, mem, settings.get<StagingConfig>());
 }
 
 // One pinned pool: 2 directions x slots x chunk per peer (at least a page).
-std::size_t pool_bytes(std::size_t peers) {
-  const StagingConfig& c = staging_config();
+std::size_t pool_bytes(std::size_t peers, const Settings& settings) {
+  const StagingConfig& c = settings.get<StagingConfig>();
   return std::max<std::size_t>(2 * static_cast<std::size_t>(std::max(c.slots, 2)) * c.chunk_bytes * peers, 4096);
 }
 
@@ -299,11 +291,6 @@ std::size_t pool_bytes(std::size_t peers) {
     (staging_factory() = staging_factory_fn, staging_host_bytes() = pool_bytes, true);
 
 }  // namespace
-
-StagingConfig& staging_config() {
-  static StagingConfig c = from_environment();
-  return c;
-}
 
 std::unique_ptr<Transport> make_staged_transport(std::unique_ptr<Transport> inner, Bootstrap& boot,
                                                  MemoryOps& mem, const StagingConfig& cfg) {

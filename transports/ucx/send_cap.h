@@ -12,10 +12,8 @@
 #pragma once
 
 #include <cstdint>
-#include <cstdlib>
 #include <deque>
 #include <optional>
-#include <string>
 #include <vector>
 
 namespace gdr::ucx {
@@ -41,20 +39,6 @@ class SendCap {
     std::uint64_t id = queued_[peer].front();
     queued_[peer].pop_front();
     return id;
-  }
-
-  // GDR_UCX_CUDA_MAX_SENDS: a whole number >= 0 (0 = no cap); unset: kDefault.
-  // Returns the limit, or the error text for a bad value.
-  static std::optional<int> limit_from_env(std::string* error) {
-    const char* v = std::getenv("GDR_UCX_CUDA_MAX_SENDS");
-    if (!v || !*v) return kDefault;
-    char* end = nullptr;
-    long n = std::strtol(v, &end, 10);
-    if (*end != '\0' || n < 0 || n > 1'000'000) {
-      *error = std::string("GDR_UCX_CUDA_MAX_SENDS='") + v + "': use a whole number >= 0 (0 = no cap)";
-      return std::nullopt;
-    }
-    return static_cast<int>(n);
   }
 
  private:

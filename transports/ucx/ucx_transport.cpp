@@ -22,6 +22,8 @@
 #include "src/core/signals.h"
 #include "src/core/wait_loop.h"
 #include "ucx_transport.h"
+#include "ucx_settings.h"
+#include "src/core/component_options.h"
 
 namespace gdr::ucx {
 namespace {
@@ -50,24 +52,27 @@ constexpr bool kMemhUsable = true;
 constexpr bool kMemhUsable = false;
 #endif
 
-bool pass_memh_from_env(const Bootstrap& boot) {
-  const char* v = std::getenv("GDR_UCX_PASS_MEMH");
-  if (!v || !*v) return false;
-  const std::string s(v);
-  if (s != "0" && s != "1")
-    throw UsageError(fmt::format("{}: GDR_UCX_PASS_MEMH='{}': use 0 or 1", boot.me(), s));
-  if (s == "1" && !kMemhUsable)
-    throw UsageError(fmt::format("{}: GDR_UCX_PASS_MEMH=1 needs UCX API 1.15 or later (built against {}.{})",
-                                 boot.me(), UCP_API_MAJOR, UCP_API_MINOR));
-  return s == "1";
+std::string parse_pass_memh(std::string_view t, UcxSettings& s) {
+  if (t != "0" && t != "1") return "want 0 or 1";
+  if (t == "1" && !kMemhUsable)
+    return fmt::format("1 needs UCX API 1.15 or later (built against {}.{})", UCP_API_MAJOR, UCP_API_MINOR);
+  s.pass_memh = t == "1";
+  return {};
 }
+
+GDR_REGISTER_OPTIONS(reg_ucx_options, declare_options<UcxSettings>(ComponentOptions::Owner::transport, "ucx", {
+    {{"", "GDR_UCX_CUDA_MAX_SENDS", "ucx: device-memory sends in flight per peer (0 = no cap)"},
+     setting::whole(&UcxSettings::cuda_max_sends, 0, 1'000'000)},
+    {{"", "GDR_UCX_PASS_MEMH", "ucx: pass the registration handle on operations (0 or 1; UCX API >= 1.15)"},
+     parse_pass_memh},
+}));
 
 }  // namespace
 
-UcxTransport::UcxTransport(Bootstrap& boot)
+UcxTransport::UcxTransport(Bootstrap& boot, const UcxSettings& s)
     : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()),
-      cap_(boot.size(), cap_limit(boot)),
-      pass_memh_(pass_memh_from_env(boot)) {
+      cap_(boot.size(), s.cuda_max_sends),
+      pass_memh_(s.pass_memh == 1) {
   if (boot.size() > kMaxRanks)
     throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
                                  boot.size(), kMaxRanks));
@@ -339,7 +344,8 @@ std::string unavailable() { return ucx::probe().error; }
 
 GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
                        "UCX UCP tag send/recv; device memory needs a UCX built with CUDA",
-                       unavailable, [](Bootstrap& b) { return std::make_unique<UcxTransport>(b); },
+                       unavailable,
+                       [](Bootstrap& b, const Settings& s) { return std::make_unique<UcxTransport>(b, s.get<UcxSettings>()); },
                        [](MemKind k) {
                          if (k != MemKind::cuda) return fmt::format("UCX takes host and cuda memory, not {}", mem_name(k));
                          return ucx::probe().cuda ? std::string() : ucx::no_cuda_reason();

@@ -15,6 +15,7 @@
 #include "src/core/bootstrap.h"
 #include "src/core/errors.h"
 #include "transports/transport.h"
+#include "ucx_settings.h"
 #include "send_cap.h"
 #include "ucx_context.h"
 #include "ucx_path.h"
@@ -60,7 +61,7 @@ struct Peer {
 
 class UcxTransport final : public Transport {
  public:
-  explicit UcxTransport(Bootstrap& boot);
+  UcxTransport(Bootstrap& boot, const UcxSettings& s);
   ~UcxTransport() override;
 
   std::string_view name() const override { return "ucx"; }
@@ -104,12 +105,6 @@ class UcxTransport final : public Transport {
     const UcxRegion* region = nullptr;
   };
 
-  static int cap_limit(const Bootstrap& boot) {
-    std::string err;
-    std::optional<int> n = ucx::SendCap::limit_from_env(&err);
-    if (!n) throw UsageError(fmt::format("{}: {}", boot.me(), err));
-    return *n;
-  }
   void launch(std::uint64_t id);
   void pump(int peer);
 

@@ -16,21 +16,10 @@
 
 namespace gdr::verbs {
 
-// An integer from the environment within [lo, hi], else `dflt`.
-int env_int(const char* name, int dflt, int lo, int hi) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return dflt;
-  char* end = nullptr;
-  long x = std::strtol(v, &end, 10);
-  if (*end != '\0' || x < lo || x > hi)
-    throw UsageError(fmt::format("{}={}: want an integer in [{}, {}]", name, v, lo, hi));
-  return static_cast<int>(x);
-}
-
 // ---- set-up ----
 
-VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
-  dev_ = open_device(verbs_options(), boot.local_rank(), boot.me(), port_);
+VerbsTransport::VerbsTransport(Bootstrap& boot, const VerbsOptions& o) : boot_(boot) {
+  dev_ = open_device(o, boot.local_rank(), boot.me(), port_);
   ibv_device_attr da{};
   if (ibv_query_device(dev_->ctx, &da))
     throw RunError(fmt::format("{}: verbs: ibv_query_device({}): {}", boot.me(), port_.device,
@@ -41,7 +30,7 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   software_device_ = da.vendor_id == kRxeVendorId || da.vendor_id == kSiwVendorId;
   // rxe takes retry_cnt 7 to mean "retry forever" (the spec reserves that for
   // rnr_retry), so a dead peer would never be reported there: use 6.
-  retry_cnt_ = env_int("GDR_VERBS_RETRY_CNT", da.vendor_id == kRxeVendorId ? 6 : 7, 0, 7);
+  retry_cnt_ = o.retry_cnt.value_or(da.vendor_id == kRxeVendorId ? 6 : 7);
   // Ack timeout, 4.096 us * 2^qp_timeout_ a try: 67 ms (14, perftest's) on
   // an HCA. A software device acks from kernel threads on CPUs it shares
   // with everything else: under load rxe under emulation went 7 tries of
@@ -50,32 +39,30 @@ VerbsTransport::VerbsTransport(Bootstrap& boot) : boot_(boot) {
   // try, ~2 s before a dead peer is reported) survives a 1.5 s stall and
   // still reports a dead peer before mpirun's 5 s keepalive in the
   // two-guest tests (17, ~4 s, lost that race once: tests/softroce).
-  qp_timeout_ = env_int("GDR_VERBS_QP_TIMEOUT", software_device_ ? kSoftQpTimeout : 14, 1, 31);
-  mode_ = parse_mode(verbs_options().mode);
+  qp_timeout_ = o.qp_timeout.value_or(software_device_ ? kSoftQpTimeout : 14);
+  mode_ = parse_mode(o.mode);
   // The fast paths, on by default; 0 turns one off to measure what it gives.
-  want_inline_ = env_int("GDR_VERBS_INLINE", 1, 0, 1) ? kWantInline : 0;
-  postlist_ = env_int("GDR_VERBS_POSTLIST", 1, 0, 1);
-  recv_batch_ = env_int("GDR_VERBS_RECV_BATCH", 1, 0, 1);
-  eager_ = env_int("GDR_VERBS_EAGER", 1, 0, 1);
+  want_inline_ = o.inline_sends ? kWantInline : 0;
+  postlist_ = o.postlist;
+  recv_batch_ = o.recv_batch;
+  eager_ = o.eager;
   // A software device gets the CPU back on an empty poll (sched_yield),
   // except in poll mode, whose arrivals are memory writes the kernel made
   // already: yielding only notices them later (measured at 8 B: 62-82 us
   // without, 78-101 us with; ib_write_lat 55-60 us, which never yields).
-  yield_ = env_int("GDR_VERBS_YIELD", mode_ == Mode::poll ? 0 : 1, 0, 1);
+  yield_ = o.yield.value_or(mode_ == Mode::poll ? 0 : 1);
   // Waiting: spin on the CQ (poll), or after kSpinPolls empty polls sleep
   // on a completion channel (event, as perftest -e). Default: poll, except
   // write mode on a software device, whose receiver is passive (one
   // completion per window, as ib_write_bw's, which does not poll at all):
   // spinning there took the CPU from the kernel moving the data (measured:
   // write bw 0.35-0.7 of ib_write_bw spinning, 0.9-1.2 sleeping).
-  wait_event_ = software_device_ && mode_ == Mode::write;
-  if (const char* w = std::getenv("GDR_VERBS_WAIT"); w && *w) {
-    if (std::strcmp(w, "event") == 0) wait_event_ = true;
-    else if (std::strcmp(w, "poll") == 0) wait_event_ = false;
-    else throw UsageError(fmt::format("GDR_VERBS_WAIT={}: want poll or event", w));
-  }
-  signal_every_ = static_cast<std::uint32_t>(
-      env_int("GDR_VERBS_SIGNAL_EVERY", kSignalEvery, 1, static_cast<int>(send_depth_ / 2)));
+  wait_event_ = o.wait.empty() ? software_device_ && mode_ == Mode::write : o.wait == "event";
+  // Declared up to 128, half of kSendDepth; a device with a shorter queue is rarer.
+  if (static_cast<std::uint32_t>(o.signal_every) > send_depth_ / 2)
+    throw UsageError(fmt::format("{}: GDR_VERBS_SIGNAL_EVERY={}: {} takes at most {} (half its send queue)",
+                                 boot.me(), o.signal_every, port_.device, send_depth_ / 2));
+  signal_every_ = static_cast<std::uint32_t>(o.signal_every);
   mailbox_ = std::make_unique<HostMr>(dev_->pd, sizeof(std::uint64_t) * boot.size(), kAccess,
                                       boot.me());
   remote_.resize(boot.size());

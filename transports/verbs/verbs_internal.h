@@ -65,7 +65,6 @@ constexpr std::uint32_t kRecvDepth = 256;
 constexpr std::uint32_t kAnnounceBatch = 32;
 constexpr std::uint64_t kMaxChunk = 1ull << 30;
 constexpr std::uint32_t kWantInline = 220;      // perftest's default for RC
-constexpr std::uint32_t kSignalEvery = 32;      // selective signaling: sq depth / 8
 constexpr int kSpinPolls = 64;                  // GDR_VERBS_WAIT=event: empty polls before sleeping
 // A software device: how long a wait spins before each further empty poll
 // yields the CPU. A round trip's wait (100-200 us in the qemu guest) ends

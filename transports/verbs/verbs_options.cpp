@@ -1,84 +1,61 @@
+// The verbs transport's settings (verbs_options.h): each flag with its
+// environment twin, and the environment-only measuring switches, read by
+// one parser with one set of bounds (src/core/component_options.h).
 #include "verbs_options.h"
 
-#include <CLI/CLI.hpp>
-#include <fmt/format.h>
+#include <cctype>
 
-#include <cstdlib>
-#include <optional>
-#include <string>
-
-#include "src/core/errors.h"
 #include "src/core/component_options.h"
-#include "src/memory/cuda/cuda_options.h"
 
 namespace gdr {
 namespace {
-std::optional<VerbsOptions>& stored() {
-  static std::optional<VerbsOptions> o;
-  return o;
-}
-}  // namespace
 
-void set_verbs_options(const VerbsOptions& o) { stored() = o; }
+using V = VerbsOptions;
 
-VerbsOptions verbs_options() {
-  if (stored()) return *stored();
-  VerbsOptions o;
-  if (const char* h = std::getenv("GDR_VERBS_HCA")) o.hca = h;
-  if (const char* g = std::getenv("GDR_VERBS_GID_INDEX"); g && *g) {
-    char* end = nullptr;
-    long v = std::strtol(g, &end, 10);
-    if (*end != '\0' || v < 0) throw UsageError("GDR_VERBS_GID_INDEX must be a number >= 0");
-    o.gid_index = static_cast<int>(v);
-  }
-  if (const char* m = std::getenv("GDR_VERBS_MODE"); m && *m) o.mode = m;
-  return o;
+// DEV or DEV:PORT, a device name of letters, digits, '_', '-', '.' and a
+// port from 1 to 255 (ibv port numbers are 8 bits).
+std::string parse_hca(std::string_view v, V& o) {
+  std::string_view dev = v.substr(0, v.find(':'));
+  const char* want = "want DEV or DEV:PORT (mlx5_0, rxe0:1)";
+  if (dev.empty() || dev.size() > 64) return want;
+  for (char c : dev)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.')) return want;
+  long long port = 0;
+  if (dev.size() < v.size() && !setting::parse_whole(v.substr(dev.size() + 1), 1, 255, port)) return want;
+  o.hca = std::string(v);
+  return {};
 }
 
-namespace {
-
-// --hca, --gid-index, --verbs-mode as typed; empty / -1: not given.
-VerbsOptions g_typed;
-
-void add(CLI::App& run) {
-  g_typed = VerbsOptions{};
-  g_typed.mode.clear();
-  run.add_option("--hca", g_typed.hca,
-                 "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)");
-  run.add_option("--gid-index", g_typed.gid_index, "verbs: GID index (default: first RoCE v2 GID)");
-  run.add_option("--verbs-mode", g_typed.mode,
-                 "verbs: how data lands: imm (WRITE WITH IMM, receiver polls its CQ), write (plain "
-                 "WRITEs, one immediate per window), poll (plain WRITEs, receiver polls the last "
-                 "byte; device memory falls back to imm); default imm");
+// A measuring switch, on by default: 0 or 1.
+Setting<V> toggle(const char* env, const char* help, int V::*m) {
+  return {{"", env, help}, setting::whole(m, 0, 1)};
 }
 
-void validate() {
-  const VerbsOptions& a = g_typed;
-  if (a.gid_index < -1) throw UsageError(fmt::format("--gid-index {} must be 0 or more", a.gid_index));
-  if (a.hca.find(':') != std::string::npos) {
-    std::string port = a.hca.substr(a.hca.find(':') + 1);
-    if (port.empty() || port.size() > 3 || port.find_first_not_of("0123456789") != std::string::npos ||
-        std::stoi(port) < 1)
-      throw UsageError(fmt::format("--hca '{}': the port after ':' must be a number from 1", a.hca));
-  }
-  if (!a.mode.empty() && a.mode != "imm" && a.mode != "write" && a.mode != "poll")
-    throw UsageError(fmt::format("--verbs-mode '{}': use imm, write or poll", a.mode));
-}
-
-// What was given overrides the environment's (GDR_VERBS_*); --device names
-// the GPU whose closest HCA is the default.
-void apply(Bootstrap&) {
-  const int device = cuda::requested_device();
-  if (g_typed.hca.empty() && g_typed.gid_index < 0 && device < 0 && g_typed.mode.empty()) return;
-  VerbsOptions v = verbs_options();
-  if (!g_typed.hca.empty()) v.hca = g_typed.hca;
-  if (!g_typed.mode.empty()) v.mode = g_typed.mode;
-  if (g_typed.gid_index >= 0) v.gid_index = g_typed.gid_index;
-  if (device >= 0) v.cuda_device = device;
-  set_verbs_options(v);
-}
-
-GDR_REGISTER_OPTIONS(reg_verbs_options, ::gdr::ComponentOptions::Owner::transport, "verbs", add, validate, apply);
+GDR_REGISTER_OPTIONS(reg_verbs_options, declare_options<V>(ComponentOptions::Owner::transport, "verbs", {
+    {{"--hca", "GDR_VERBS_HCA", "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)"},
+     parse_hca},
+    // 8 bits: ibv_global_route.sgid_index.
+    {{"--gid-index", "GDR_VERBS_GID_INDEX", "verbs: GID index (default: first RoCE v2 GID)"},
+     setting::whole(&V::gid_index, 0, 255)},
+    {{"--verbs-mode", "GDR_VERBS_MODE",
+      "verbs: how data lands: imm (WRITE WITH IMM, receiver polls its CQ), write (plain "
+      "WRITEs, one immediate per window), poll (plain WRITEs, receiver polls the last "
+      "byte; device memory falls back to imm); default imm"},
+     setting::one_of(&V::mode, {"imm", "write", "poll"})},
+    {{"", "GDR_VERBS_WAIT", "verbs: spin on the completion queue, or sleep on its channel"},
+     setting::one_of(&V::wait, {"poll", "event"})},
+    toggle("GDR_VERBS_INLINE", "verbs: inline small sends (measuring switch)", &V::inline_sends),
+    toggle("GDR_VERBS_EAGER", "verbs: an inline send is complete once posted (measuring switch)", &V::eager),
+    // At most half the send queue (256 work requests).
+    {{"", "GDR_VERBS_SIGNAL_EVERY", "verbs: a send completion asked every N work requests (measuring switch)"},
+     setting::whole(&V::signal_every, 1, 128)},
+    toggle("GDR_VERBS_POSTLIST", "verbs: one doorbell per batch of sends (measuring switch)", &V::postlist),
+    toggle("GDR_VERBS_RECV_BATCH", "verbs: repost receives in batches (measuring switch)", &V::recv_batch),
+    {{"", "GDR_VERBS_YIELD", "verbs: yield the CPU on an empty poll of a software device (measuring switch)"},
+     setting::whole(&V::yield, 0, 1)},
+    {{"", "GDR_VERBS_RETRY_CNT", "verbs: queue-pair retry count"}, setting::whole(&V::retry_cnt, 0, 7)},
+    {{"", "GDR_VERBS_QP_TIMEOUT", "verbs: queue-pair ack timeout exponent"}, setting::whole(&V::qp_timeout, 1, 31)},
+}));
 
 }  // namespace
 }  // namespace gdr

@@ -13,6 +13,7 @@
 #include "src/core/bootstrap.h"
 #include "src/core/errors.h"
 #include "src/core/timer.h"
+#include "src/memory/gpu_settings.h"
 #include "verbs_internal.h"
 
 namespace gdr::verbs {
@@ -317,7 +318,9 @@ GDR_REGISTER_TRANSPORT(verbs_registrar, "verbs",
                        "GPUDirect RDMA for cuda "
                        "memory (dma-buf, else nvidia_peermem)",
                        [] { return gdr::verbs::verbs_unavailable_reason(); },
-                       [](gdr::Bootstrap& b) -> std::unique_ptr<gdr::Transport> {
-                         return std::make_unique<gdr::verbs::VerbsTransport>(b);
+                       [](gdr::Bootstrap& b, const gdr::Settings& s) -> std::unique_ptr<gdr::Transport> {
+                         gdr::VerbsOptions o = s.get<gdr::VerbsOptions>();
+                         o.cuda_device = s.get<gdr::GpuSettings>().device;
+                         return std::make_unique<gdr::verbs::VerbsTransport>(b, o);
                        });
 }  // namespace

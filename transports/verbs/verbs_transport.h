@@ -68,7 +68,7 @@ struct HostMr {
 
 class VerbsTransport final : public Transport {
  public:
-  explicit VerbsTransport(Bootstrap& boot);
+  VerbsTransport(Bootstrap& boot, const VerbsOptions& o);
   ~VerbsTransport() override;
 
   std::string_view name() const override { return "verbs"; }

@@ -1,0 +1,61 @@
+/* The MPI's own ping-pong on device memory, the floor under `gdrbench -T mpi`
+ * latency: rank 0 MPI_Send then MPI_Recv, rank 1 the mirror (osu_latency's
+ * loop, blocking calls, no gdrbench code), each round trip timed alone.
+ * Prints one line: "mpi_pingpong SIZE B one-way us: median M mean A (N round trips)".
+ *
+ *   mpicc -O2 -I/usr/local/cuda/include mpi_pingpong.c -L/usr/local/cuda/lib64 -lcudart
+ *   mpirun -np 2 ./a.out [SIZE [ITERS [host]]]   (defaults 8 B, 10000 after 1000 warm-up,
+ *                                                 device memory; `host`: malloc'd memory)
+ */
+#include <cuda_runtime.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int cmp(const void* a, const void* b) {
+  double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long bytes = argc > 1 ? atol(argv[1]) : 8, iters = argc > 2 ? atol(argv[2]) : 10000, warm = 1000;
+  if (size != 2 || bytes <= 0 || iters <= 0) {
+    if (rank == 0) fprintf(stderr, "mpi_pingpong: needs 2 ranks, SIZE > 0, ITERS > 0\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  const int host = argc > 3 && argv[3][0] == 'h';
+  void* buf = host ? malloc((size_t)bytes) : NULL;
+  cudaError_t e = host ? cudaSuccess : cudaMalloc(&buf, (size_t)bytes);
+  if (e != cudaSuccess || !buf) {
+    fprintf(stderr, "mpi_pingpong rank %d: cudaMalloc(%ld): %s\n", rank, bytes, cudaGetErrorString(e));
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  double* t = malloc(sizeof(double) * (size_t)iters);
+  int peer = 1 - rank;
+  for (long i = -warm; i < iters; ++i) {
+    double t0 = MPI_Wtime();
+    if (rank == 0) {
+      MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+      MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+    }
+    if (i >= 0) t[i] = (MPI_Wtime() - t0) * 1e6 / 2;
+  }
+  if (rank == 0) {
+    double sum = 0;
+    for (long i = 0; i < iters; ++i) sum += t[i];
+    qsort(t, (size_t)iters, sizeof(double), cmp);
+    printf("mpi_pingpong %ld B one-way us: median %.3f mean %.3f (%ld round trips, %s memory)\n", bytes,
+           t[iters / 2], sum / iters, iters, host ? "host" : "device");
+  }
+  free(t);
+  if (host) free(buf); else cudaFree(buf);
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,16 @@
+// The UCX transport's settings, declared with their parsers in
+// ucx_transport.cpp (GDR_REGISTER_OPTIONS) and read from the run's Settings.
+#pragma once
+
+#include "send_cap.h"
+
+namespace gdr {
+
+struct UcxSettings {
+  // GDR_UCX_CUDA_MAX_SENDS: device-memory sends in flight per peer (0: no cap).
+  int cuda_max_sends = ucx::SendCap::kDefault;
+  // GDR_UCX_PASS_MEMH: pass the registration handle on operations.
+  int pass_memh = 0;
+};
+
+}  // namespace gdr
