@@ -16,8 +16,8 @@ import h5py
 
 from gdrtest import GDRBENCH, check, env, main, mpirun, read_jsonl, tmpdir
 
-COMMON = ["run", "-T", "mpi", "-m", "inverted", "-n", "3", "-w", "1", "--reference", "none", "--stage-chunk", "1K"]
-RUN = COMMON + ["-t", "allreduce,latency,bw", "-b", "8", "-e", "4K", "-f", "512"]
+COMMON = ["run", "-T", "mpi", "-m", "inverted", "-n", "3", "-w", "1", "--reference", "none", "--stage-chunk", "4K"]
+RUN = COMMON + ["-t", "allreduce,latency,bw", "-b", "8", "-e", "16K", "-f", "2048"]  # 16K: 4 chunks
 
 
 def test():
@@ -48,7 +48,7 @@ def test():
     check("gdrbench: -T mpi -m inverted --path direct: MPI takes host and cuda memory, not inverted" in text,
           f"direct refusal not told:\n{text[-1500:]}")
 
-    p = mpirun(2, COMMON + ["-t", "allreduce", "-b", "4K", "-e", "4K", "--path", "staged",
+    p = mpirun(2, COMMON + ["-t", "allreduce", "-b", "16K", "-e", "16K", "--path", "staged",
                             "--output", os.path.join(d, "broken.h5")], timeout=200,
                extra_env={"GDR_TEST_INVERTED_BROKEN": "1"})
     text = p.stdout + p.stderr
