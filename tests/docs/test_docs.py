@@ -238,6 +238,7 @@ FOREIGN_FLAGS = {
     "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
     "--without-verbs": "UCX configure", "--without-rdmacm": "UCX configure",
     "--password": "an example of a secret the environment filter drops",
+    "--example-lanes": "gdrbench_example, the test build's example transport (tests/example_transport)",
 }
 
 
