@@ -8,7 +8,7 @@
 #include "src/core/signals.h"
 #include "src/core/wait_loop.h"
 #include "test.h"
-#include "transports/mpi/cuda_aware.h"
+#include "src/core/mpi_cuda_aware.h"
 #include "timed_loop.h"
 
 namespace gdr {

@@ -13,7 +13,7 @@
 #include <system_error>
 
 #include "core/component_options.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 #include "core/errors.h"
 
 namespace gdr {

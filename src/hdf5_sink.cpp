@@ -13,7 +13,7 @@
 #include "link_matrix.h"
 #include "metadata.h"
 #include "output_lock.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 
 namespace gdr {
 namespace {

@@ -14,7 +14,7 @@
 #include "core/errors.h"
 #include "results.h"
 #include "core/signals.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 
 namespace gdr {
 namespace {

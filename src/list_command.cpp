@@ -17,10 +17,12 @@ int list_command() {
     std::string why = t.unavailable_reason();
     fmt::print("  {:<8} {}\n  {:<8} {}\n", t.name, status(why), "", t.description);
     if (!why.empty()) continue;
-    std::string device = !t.device_memory_reason ? "decided when a run registers it (gdrbench doctor tells)"
-                         : t.device_memory_reason().empty() ? "usable"
-                                                            : "not usable: " + t.device_memory_reason();
-    fmt::print("  {:<8} cuda memory, direct path: {}\n", "", device);
+    for (MemKind k : mem_kinds()) {
+      if (k == MemKind::host) continue;
+      std::string device = !t.device_memory_reason ? "decided when a run registers it (gdrbench doctor tells)"
+                                                   : status(t.device_memory_reason(k));
+      fmt::print("  {:<8} {} memory, direct path: {}\n", "", mem_name(k), device);
+    }
   }
   fmt::print("memory kinds:\n");
   for (MemKind k : mem_kinds()) {

@@ -1,7 +1,7 @@
 #include "metadata.h"
 
 #include "secrets.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 
 #include <fmt/format.h>
 

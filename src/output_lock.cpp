@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <cstring>
 
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 
 namespace gdr {
 

@@ -9,14 +9,6 @@ std::string rank_gpu(MemKind mem) {
   return ops ? ops->device_label() : std::string();
 }
 
-std::string rank_hca(const std::vector<std::pair<std::string, std::string>>& facts) {
-  std::string dev, port;
-  for (const auto& [k, v] : facts) {
-    if (k == "verbs.device") dev = v;
-    else if (k == "verbs.port") port = v;
-  }
-  return dev.empty() ? std::string() : port.empty() ? dev : dev + ":" + port;
-}
 
 void add_to_list(std::string& list, const std::string& value) {
   if (value.empty()) return;

@@ -13,11 +13,9 @@
 namespace gdr {
 
 // This rank's GPU for a lane on `mem` ("0000:3B:00.0 NVIDIA H200"; "" for
-// host memory or a build without CUDA) and the HCA a transport's describe()
-// facts name ("rxe0:1", from verbs.device and verbs.port; "" for transports
-// that do not name one).
+// host memory or a build without CUDA). Its HCA is the transport's
+// device().label() ("rxe0:1"; "" for transports that name none).
 std::string rank_gpu(MemKind mem);
-std::string rank_hca(const std::vector<std::pair<std::string, std::string>>& facts);
 
 // Collective (every rank, after a transport connected): gathers each rank's
 // values and adds them to meta.rank_gpus / rank_hcas, sized to the ranks;

@@ -21,10 +21,9 @@
 #include "hdf5_sink.h"
 #include "output_lock.h"
 #include "seal_watch.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 #include "metadata.h"
-#include "core/mps.h"
-#include "transports/mpi/cuda_aware.h"
+#include "core/library_facts.h"
 #include "runner.h"
 #include "core/signals.h"
 #include "core/launcher.h"
@@ -65,12 +64,7 @@ RunMetadata start_metadata(const Bootstrap& boot, int argc, char** argv) {
   EnvCapture env = capture_environment(environ);
   m.environment = std::move(env.vars);
   m.facts.emplace_back("environment.left_out", env.left_out);
-  char v[MPI_MAX_LIBRARY_VERSION_STRING];
-  int len = 0;
-  MPI_Get_library_version(v, &len);
-  m.facts.emplace_back("mpi.library", std::string(v, len));
-  m.facts.emplace_back("mpi.cuda_aware", mpi::cuda_awareness_line());
-  m.facts.emplace_back("cuda.mps", mps_state());  // rank 0's node; jobs/gpu/with_mps.sh manages it
+  for (auto& kv : library_facts()) m.facts.push_back(kv);  // rank 0's node
   return m;
 }
 
@@ -133,18 +127,28 @@ std::string unusable_memory(const RunOptions& opt) {
   return {};
 }
 
-// `-T X -m cuda --path direct` (no staged path) where X cannot move device
-// memory: every row of X would be skipped, so refuse with X's own reason. It
-// comes before the GPU check, so a node without a GPU gives the same answer.
+// The kinds asked for other than host memory, as -m names them.
+std::string device_mems(const RunOptions& opt) {
+  std::string out;
+  for (MemKind m : opt.mems)
+    if (m != MemKind::host) out += (out.empty() ? "" : ",") + std::string(mem_name(m));
+  return out;
+}
+
+// `-T X -m <device kind> --path direct` (no staged path) where X cannot move
+// that memory: every row of X would be skipped, so refuse with X's own
+// reason. It comes before the device check, so a node without the device
+// gives the same answer.
 std::string direct_device_refusal(const RunOptions& opt) {
-  auto has = [](const auto& v, auto x) { return std::find(v.begin(), v.end(), x) != v.end(); };
-  if (opt.transports_defaulted || !has(opt.mems, MemKind::cuda) || has(opt.paths, Path::staged))
+  if (opt.transports_defaulted || std::find(opt.paths.begin(), opt.paths.end(), Path::staged) != opt.paths.end())
     return {};
   for (const std::string& t : opt.transports) {
     const TransportInfo* info = find_transport(t);
     if (!info || !info->device_memory_reason) continue;
-    if (std::string why = info->device_memory_reason(); !why.empty())
-      return fmt::format("-T {} -m cuda --path direct: {}", t, why);
+    for (MemKind m : opt.mems)
+      if (m != MemKind::host)
+        if (std::string why = info->device_memory_reason(m); !why.empty())
+          return fmt::format("-T {} -m {} --path direct: {}", t, mem_name(m), why);
   }
   return {};
 }
@@ -175,12 +179,11 @@ std::vector<std::string> ignored_options(const RunOptions& o) {
 
 // One line per node before the table when it is not ready for what the run asks.
 void warn_if_not_ready(const std::vector<doctor::Report>& reports, const RunOptions& opt) {
-  bool cuda_direct =
-      std::find(opt.mems.begin(), opt.mems.end(), MemKind::cuda) != opt.mems.end() &&
-      std::find(opt.paths.begin(), opt.paths.end(), Path::direct) != opt.paths.end();
+  bool device_direct = !device_mems(opt).empty() &&
+                       std::find(opt.paths.begin(), opt.paths.end(), Path::direct) != opt.paths.end();
   for (const auto& r : reports)
     for (const auto& t : opt.transports)
-      if (std::string w = doctor::readiness_warning(r, cuda_direct, t); !w.empty())
+      if (std::string w = doctor::readiness_warning(r, device_direct, t); !w.empty())
         fmt::print(stderr, "gdrbench: warning: {}\n", w);
 }
 
@@ -283,7 +286,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     return kExitUsage;
   }
   // Each component takes its own flags (--device, --stage-chunk, --hca, ...);
-  // collective (cuda: whether ranks share a GPU).
+  // collective (a memory kind may ask whether ranks share its device).
   for (const ComponentOptions& c : component_options())
     if (c.apply) c.apply(opt.settings, boot);
   // Planned once, with the components' flags applied (a reference row asks
@@ -295,12 +298,14 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   }
   if (std::string why = direct_device_refusal(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
-      fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda --path direct is refused on another rank" : why);
+      fmt::print(stderr, "gdrbench: {}\n",
+                 why.empty() ? fmt::format("-m {} --path direct is refused on another rank", device_mems(opt)) : why);
     return kExitUsage;
   }
   if (std::string why = unusable_memory(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
-      fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda is not usable on another rank" : why);
+      fmt::print(stderr, "gdrbench: {}\n",
+                 why.empty() ? fmt::format("-m {} is not usable on another rank", device_mems(opt)) : why);
     return kExitUsage;
   }
   if (std::string why = memory_check(boot, opt, plan); !why.empty()) {

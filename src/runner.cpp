@@ -373,7 +373,7 @@ class Sweep {
     scale_fact("scale.peers_max." + what, boot_.allreduce_max(static_cast<int>(peers_.size())));
     const auto facts = t->describe();
     for (auto& [k, v] : facts) meta_.facts.emplace_back(k, v);
-    note_rank_devices(boot_, rank_gpu(key.mem), rank_hca(facts), meta_);  // collective: /ranks/gpu, /ranks/hca
+    note_rank_devices(boot_, rank_gpu(key.mem), t->device().label(), meta_);  // collective: /ranks/gpu, /ranks/hca
     for (auto& s : sinks_) s->update(meta_);  // on disk now: an interrupted run keeps them
     return (transports_[tkey] = std::move(t)).get();
   }

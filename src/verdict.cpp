@@ -71,7 +71,7 @@ std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string,
                           pct(bw->pct, bw->has_peak));
     if (lat) line += fmt::format("{} smallest latency {:.2f} us ({} B)", bw ? ";" : "", lat->time_us, lat->bytes);
     line += slower_than_mpi(groups, key, rows);
-    if (mem == "cuda" && path == "direct") {
+    if (mem != "host" && path == "direct") {
       // GPUDirect at the largest size run: the bytes stayed off host memory.
       const Row* big = *std::max_element(rows.begin(), rows.end(),
                                          [](auto* a, auto* b) { return a->bytes < b->bytes; });
@@ -84,7 +84,7 @@ std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string,
         line += fmt::format("; GPUDirect: NO at {} B: {}{}", big->bytes, big->cause, why.empty() ? "" : "; " + why);
       }
     }
-    if (mem == "cuda" && path == "direct") {
+    if (mem != "host" && path == "direct") {
       // Direct over staged at the largest size both ran, same test and pair.
       const Row* best = nullptr;
       double factor = 0;

@@ -46,6 +46,15 @@ struct PathTaken {
   std::string unknown;
 };
 
+// The network device a transport's bytes leave through, for /ranks/hca of
+// the results: an RDMA port ("mlx5_0", port 1). Empty name: none named.
+struct NetDevice {
+  std::string name;
+  int port = 0;  // 0: no port
+  // "mlx5_0:1", "mlx5_0" without a port, "" for none.
+  std::string label() const { return name.empty() || port == 0 ? name : name + ":" + std::to_string(port); }
+};
+
 // A registered buffer. Transports subclass it to keep their keys.
 class MemRegion {
  public:
@@ -95,6 +104,8 @@ class Transport {
   virtual std::string mode(MemKind) const { return {}; }
   // Facts to store with the results ("ucx.version" -> "1.13.1", registration mode...).
   virtual std::vector<std::pair<std::string, std::string>> describe() const { return {}; }
+  // The device it moves bytes through (after connect()); none by default.
+  virtual NetDevice device() const { return {}; }
   // What moves `bytes` of `mem` memory to `peer` (after connect()); empty
   // `how` when the transport cannot tell.
   virtual PathTaken path_taken(MemKind, std::size_t /*bytes*/, int /*peer*/) const { return {}; }
@@ -121,9 +132,10 @@ struct TransportInfo {
   // bring theirs to register_memory). The staged path needs only host
   // support: make_transport wraps it.
   std::function<std::unique_ptr<Transport>(Bootstrap&, const Settings&)> create;
-  // For `gdrbench list`: empty when `direct` transfers of device memory can
-  // work here, else why not. Unset: not known until a run tries.
-  std::function<std::string()> device_memory_reason = {};
+  // For `gdrbench list` and the check before a run: empty when `direct`
+  // transfers of memory kind `mem` (never host) can work here, else why
+  // not. Unset: not known until a run tries.
+  std::function<std::string(MemKind mem)> device_memory_reason = {};
 };
 std::vector<TransportInfo>& transport_registry();
 const TransportInfo* find_transport(std::string_view name);

@@ -18,7 +18,7 @@
 #include "doctor/doctor.h"
 #include "core/errors.h"
 #include "core/launcher.h"
-#include "shell_quote.h"
+#include "core/shell_quote.h"
 
 #include <sys/stat.h>
 

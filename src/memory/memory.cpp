@@ -2,34 +2,34 @@
 
 #include <fmt/format.h>
 
-#include <array>
+#include <algorithm>
 #include <chrono>
+#include <deque>
 
 #include "core/errors.h"
 
 namespace gdr {
 namespace {
-#define GDR_MEM_KIND_NAME(k) #k,
-constexpr std::string_view kNames[] = {GDR_MEM_KINDS(GDR_MEM_KIND_NAME)};
-#undef GDR_MEM_KIND_NAME
-constexpr std::size_t kKinds = std::size(kNames);
-
-std::array<MemoryOps*, kKinds>& table() {
-  static std::array<MemoryOps*, kKinds> t{};
+struct Kind {
+  std::string name;
+  MemoryOps* ops = nullptr;
+};
+// Indexed by MemKind; a deque, so that names handed out stay put when a
+// kind registers later.
+std::deque<Kind>& table() {
+  static std::deque<Kind> t{{"host"}, {"cuda"}};
   return t;
 }
-}  // namespace
-
-std::string_view mem_name(MemKind k) { return kNames[static_cast<std::size_t>(k)]; }
-
-const std::vector<MemKind>& mem_kinds() {
-  static const std::vector<MemKind> v = [] {
-    std::vector<MemKind> out;
-    for (std::size_t i = 0; i < kKinds; ++i) out.push_back(static_cast<MemKind>(i));
-    return out;
-  }();
+std::vector<MemKind>& listed() {
+  static std::vector<MemKind> v{MemKind::host, MemKind::cuda};
   return v;
 }
+Kind& entry(MemKind k) { return table().at(static_cast<std::size_t>(k)); }
+}  // namespace
+
+std::string_view mem_name(MemKind k) { return entry(k).name; }
+
+const std::vector<MemKind>& mem_kinds() { return listed(); }
 
 MemKind parse_mem(std::string_view s) {
   std::string names;
@@ -53,7 +53,22 @@ double MemoryOps::time_copies(void* dst, const void* src, std::size_t bytes, int
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-MemoryOps* memory_ops(MemKind k) { return table()[static_cast<int>(k)]; }
-void register_memory_ops(MemKind k, MemoryOps* ops) { table()[static_cast<int>(k)] = ops; }
+MemoryOps* memory_ops(MemKind k) { return entry(k).ops; }
+void register_memory_ops(MemKind k, MemoryOps* ops) { entry(k).ops = ops; }
+
+MemKind register_memory_kind(std::string_view name, MemoryOps* ops) {
+  for (MemKind k : listed())
+    if (mem_name(k) == name) {
+      register_memory_ops(k, ops);
+      return k;
+    }
+  const auto k = static_cast<MemKind>(table().size());
+  table().push_back({std::string(name), ops});
+  // After host and cuda, by name: the order does not hang on link order.
+  auto at = std::upper_bound(listed().begin() + 2, listed().end(), k,
+                             [](MemKind a, MemKind b) { return mem_name(a) < mem_name(b); });
+  listed().insert(at, k);
+  return k;
+}
 
 }  // namespace gdr

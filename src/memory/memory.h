@@ -22,15 +22,16 @@
 
 namespace gdr {
 
-// The memory kinds, as -m names them: a new kind adds its name here and
-// registers its table (register_memory_ops) from its own folder.
-#define GDR_MEM_KINDS(X) X(host) X(cuda)
-#define GDR_MEM_KIND_ENUM(k) k,
-enum class MemKind { GDR_MEM_KINDS(GDR_MEM_KIND_ENUM) };
-#undef GDR_MEM_KIND_ENUM
+// The memory kinds, as -m names them. host and cuda have names here because
+// transports tell them apart (a transport's folder decides which kinds it
+// moves directly); both are listed whether built into this binary or not.
+// Any other kind is its folder alone: it registers its table under its name
+// (register_memory_kind) and gets the next number, so MemKind holds more
+// values than the two named.
+enum class MemKind : int { host, cuda };
 std::string_view mem_name(MemKind k);
 MemKind parse_mem(std::string_view s);  // throws UsageError
-// Every kind in GDR_MEM_KINDS order, built into this binary or not.
+// host, cuda, then the other registered kinds by name.
 const std::vector<MemKind>& mem_kinds();
 
 // An allocation. A transport decides how to register it: dma-buf when
@@ -192,8 +193,10 @@ MemoryOps::Capacity host_capacity(int local_ranks);
 
 // The operations of a kind, or nullptr when it is not built into this binary.
 MemoryOps* memory_ops(MemKind k);
-// Called by a kind's translation unit at static-init time.
+// Called by a kind's translation unit at static-init time: a named kind
+// (host, cuda) gives its MemKind; any other its name, getting its MemKind.
 void register_memory_ops(MemKind k, MemoryOps* ops);
+MemKind register_memory_kind(std::string_view name, MemoryOps* ops);
 
 // Owns a Buffer and frees it through its kind.
 class UniqueBuffer {

@@ -2,7 +2,7 @@
 
 #include "src/metadata.h"
 #include "src/secrets.h"
-#include "src/shell_quote.h"
+#include "src/core/shell_quote.h"
 
 using namespace gdr;
 

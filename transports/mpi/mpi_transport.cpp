@@ -1,7 +1,7 @@
 // MPI point-to-point as the wire: non-blocking MPI_Isend/MPI_Irecv of bytes
 // on a private communicator. MPI's per-(source, tag) ordering gives the
 // interface's posting-order matching for free. Device memory goes as device
-// pointers where the MPI is CUDA-aware (cuda_aware.h says how that is told).
+// pointers where the MPI is CUDA-aware (src/core/mpi_cuda_aware.h says how that is told).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -13,7 +13,7 @@
 #include "src/core/bootstrap.h"
 #include "src/doctor/doctor.h"
 #include "src/core/errors.h"
-#include "transports/mpi/cuda_aware.h"
+#include "src/core/mpi_cuda_aware.h"
 #include "transports/transport.h"
 
 namespace gdr {
@@ -187,7 +187,10 @@ GDR_REGISTER_TRANSPORT(reg_mpi, "mpi",
                        "MPI point-to-point (MPI_Isend/MPI_Irecv); device memory where the MPI is CUDA-aware",
                        [] { return std::string(); },
                        [](Bootstrap& b, const Settings&) { return std::make_unique<MpiTransport>(b); },
-                       [] { return mpi::device_memory_reason_for_list(); });
+                       [](MemKind k) {
+                         return k == MemKind::cuda ? mpi::device_memory_reason_for_list()
+                                                   : fmt::format("MPI takes host and cuda memory, not {}", mem_name(k));
+                       });
 // -m cuda --path direct needs a CUDA-aware MPI (the doctor's versions/mpi).
 GDR_REGISTER_READINESS(reg_mpi_readiness, "mpi", [](const doctor::Check& c, bool cuda_direct) {
   return cuda_direct && c.area == "versions" && c.name == "mpi" ? doctor::Weight::strict : doctor::Weight::ignored;

@@ -133,6 +133,7 @@ class StagedTransport final : public Transport {
     facts.emplace_back("staged.pinned_bytes", std::to_string(pool_bytes_));
     return facts;
   }
+  NetDevice device() const override { return inner_->device(); }
   // Staged by design, so never flagged: the chunking, then what the inner
   // transport did with each chunk (host memory, so its own path).
   PathTaken path_taken(MemKind, std::size_t bytes, int peer) const override {

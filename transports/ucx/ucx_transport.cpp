@@ -346,7 +346,10 @@ GDR_REGISTER_TRANSPORT(reg_ucx, "ucx",
                        "UCX UCP tag send/recv; device memory needs a UCX built with CUDA",
                        unavailable,
                        [](Bootstrap& b, const Settings& s) { return std::make_unique<UcxTransport>(b, s.get<UcxSettings>()); },
-                       [] { return ucx::probe().cuda ? std::string() : ucx::no_cuda_reason(); });
+                       [](MemKind k) {
+                         if (k != MemKind::cuda) return fmt::format("UCX takes host and cuda memory, not {}", mem_name(k));
+                         return ucx::probe().cuda ? std::string() : ucx::no_cuda_reason();
+                       });
 // -m cuda --path direct needs a UCX built with CUDA (the doctor's versions/ucx).
 GDR_REGISTER_READINESS(reg_ucx_readiness, "ucx", [](const doctor::Check& c, bool cuda_direct) {
   return cuda_direct && c.area == "versions" && c.name == "ucx" ? doctor::Weight::strict : doctor::Weight::ignored;

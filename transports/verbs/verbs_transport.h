@@ -28,7 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "../transport.h"
+#include "transports/transport.h"
 #include "verbs_device.h"
 #include "op_table.h"
 #include "verbs_logic.h"
@@ -80,6 +80,7 @@ class VerbsTransport final : public Transport {
   void start_posted() override { progress(); }
   bool test(const Request& req) override;
   std::vector<std::pair<std::string, std::string>> describe() const override;
+  NetDevice device() const override { return {port_.device, port_.port}; }
   PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
   std::string mode(MemKind k) const override;
 

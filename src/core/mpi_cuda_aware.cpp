@@ -1,11 +1,13 @@
-// The CUDA-awareness probe of the mpi transport. Open MPI built --with-cuda
+// The MPI library's CUDA-awareness probe, in core because two layers ask it:
+// the mpi transport (device pointers to MPI_Isend) and the MPI reference row
+// (device pointers to MPI_Allreduce). Open MPI built --with-cuda
 // says so through MPIX_Query_cuda_support(); Debian's and Ubuntu's are built
 // without CUDA (it returns 0) and still move device memory when the active
 // PML is ucx and the UCX it loaded has CUDA transports: UCX sees the pointer
 // type itself. Any other PML (ob1) would hand device pointers to memcpy and
 // crash in opal_convertor_pack, so that case is refused with the reason.
-#include "cuda_aware.h"
-#include "src/core/launcher.h"
+#include "mpi_cuda_aware.h"
+#include "launcher.h"
 
 #include <dlfcn.h>
 #include <fmt/format.h>
