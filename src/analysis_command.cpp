@@ -31,6 +31,7 @@ constexpr AnalysisSub kSubs[] = {
     {"stragglers", "per case, the ranks and hosts slower than the median rank; see --help"},
     {"report", "self-contained HTML report with plots (--html OUT.html); see --help"},
     {"history", "trend of one case across archived result files (--case ...); see --help"},
+    {"baseline", "each link, GPU and host against its own past runs: change points (exit 1 if any); see --help"},
     {"suspects", "the links, ranks and hosts that are outliers (exit 1 if any); see --help"},
     {"export", "a run as Prometheus metrics (--openmetrics RUN.h5 [-o FILE.prom]); see --help"},
     {"validate", "acceptance run of a cluster: doctor, patterns, a verdict per host (exit 1/4); see --help"},

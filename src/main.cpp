@@ -40,7 +40,7 @@ int main(int argc, char** argv) {
     // CLI11 calls an unknown first word "A subcommand is required": name it.
     if (dynamic_cast<const CLI::RequiredError*>(&e) && argc > 1 && app.get_subcommands().empty()) {
       gdr::usage_error_line(fmt::format("unknown {} '{}' (use run, list, doctor, compare, report, "
-                                        "history, stragglers, suspects, export, validate or simulate; see gdrbench --help)",
+                                        "history, baseline, stragglers, suspects, export, validate or simulate; see gdrbench --help)",
                                         argv[1][0] == '-' ? "option" : "subcommand", argv[1]));
       return gdr::kExitUsage;
     }

@@ -1,11 +1,11 @@
-"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|export|validate|simulate> ...`,
-which is what `gdrbench compare|stragglers|suspects|report|history|export|validate|simulate ...` runs.
+"""Command line: `python3 -m gdranalysis <compare|stragglers|suspects|report|history|baseline|export|validate|simulate> ...`,
+which is what `gdrbench compare|stragglers|suspects|report|history|baseline|export|validate|simulate ...` runs.
 
 Exit status: 0 success (compare: no regression), 1 compare found at least
 one regression (stragglers with --fail: a straggler), 2 bad input or usage
 (one line on stderr saying why), 3 internal error or missing Python package
 (never 1, so that a crash is not read as a regression), 4 (compare, suspects,
-history) a run read had wrong results or did not end `complete`: its figures
+history, baseline) a run read had wrong results or did not end `complete`: its figures
 cannot vouch for anything, so a gate built on the command fails.
 """
 
@@ -191,6 +191,32 @@ def cmd_history(a) -> int:
     return _gate(f"{PROG} history", runs, EXIT_OK)
 
 
+def cmd_baseline(a) -> int:
+    from .baseline import Params, analyze, format_table
+    from .schema import load_runs
+    skipped = []
+    runs = load_runs(a.files, skip_bad=True, warn=skipped.append)
+    if not runs:
+        raise InputError("no readable result file among the arguments (" + "; ".join(skipped) + ")")
+    for w in skipped:
+        _warn(f"{PROG} baseline")(w)
+    trusted = [r for r in runs if not _untrusted((r,))]  # the others vouch for nothing: no past
+    if not trusted:
+        return _gate(f"{PROG} baseline", runs, EXIT_UNTRUSTED)
+    try:
+        rep = analyze(trusted, Params(a.min_runs, a.k, a.h, a.clip, a.min_drop))
+    except InputError as e:
+        if len(trusted) == len(runs):
+            raise
+        print(f"{PROG} baseline: error: {e}", file=sys.stderr)  # the runs left out say why: exit 4
+        return _gate(f"{PROG} baseline", runs, EXIT_UNTRUSTED)
+    if a.json:
+        dump_json(rep.as_dict())
+    else:
+        print(format_table(rep))
+    return _gate(f"{PROG} baseline", runs, EXIT_REGRESSION if rep.changes else EXIT_OK)
+
+
 def cmd_export(a) -> int:
     from . import openmetrics
     from .api import load_run
@@ -204,7 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
                 f"schema_version <= {SCHEMA_VERSION})")
     p.add_argument("--analysis-version", action="version", version=f"gdranalysis {__version__}")
     sub = p.add_subparsers(dest="command",
-                           metavar="{compare,stragglers,suspects,report,history,export,validate,simulate}",
+                           metavar="{compare,stragglers,suspects,report,history,baseline,export,validate,simulate}",
                            parser_class=_Parser)
     sub.required = True
 
@@ -284,6 +310,24 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
+    from . import baseline as bl
+    b = sub.add_parser("baseline", help="each link, GPU and host against its own past runs; exit 1 on a change",
+                       description="From result files with link matrices (--pattern rounds, --pairs), oldest "
+                       "first: each link, GPU and host against its own past (robust median and sd), Page's CUSUM "
+                       "per run; one line per item in a change at the last run. Exit 0: none; 1: at least one; "
+                       "2: bad input; 4: a run read had wrong results or did not end complete (left out of the past).")
+    b.add_argument("files", nargs="+", metavar="RUN.h5")
+    b.add_argument("--min-runs", type=_number(int, 2, 10**6), default=bl.DEFAULT_MIN_RUNS,
+                   help=f"past runs an item needs before it is judged (default {bl.DEFAULT_MIN_RUNS})")
+    b.add_argument("--min-drop", type=_pct, default=bl.DEFAULT_MIN_DROP_PCT, metavar="PCT",
+                   help=f"report changes at least this much bandwidth below the past, percent (default {bl.DEFAULT_MIN_DROP_PCT:g})")
+    b.add_argument("--k", type=_number(float, 0, 100), default=bl.DEFAULT_K, help=f"CUSUM allowance, sd (default {bl.DEFAULT_K:g})")
+    b.add_argument("--h", type=_number(float, 0, 1e6, True), default=bl.DEFAULT_H,
+                   help=f"CUSUM decision interval, sd (default {bl.DEFAULT_H:g})")
+    b.add_argument("--clip", type=_number(float, 0, 1e6, True), default=bl.DEFAULT_CLIP,
+                   help=f"largest z one run adds (default {bl.DEFAULT_CLIP:g}: one run is never enough)")
+    b.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
+    b.set_defaults(func=cmd_baseline)
     e = sub.add_parser("export", help="write a run as Prometheus metrics (node_exporter textfile collector)",
                        description="Write one run's results as Prometheus/OpenMetrics gauges: per sweep point "
                        "busbw, iteration time, %peak, wrong elements, direct/staged; per rank, host and suspect link the "
