@@ -27,7 +27,6 @@
 namespace gdr {
 namespace {
 
-enum class Kind { latency, bw, bibw };
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kLatencyBatch = 64;                  // round trips per barrier
 constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer (--slots N)
@@ -57,14 +56,15 @@ void complete_slots(CaseParams& c, std::size_t max, int) {
   }
   const std::size_t bytes = std::max<std::size_t>(c.bytes, 1);
   const std::size_t fit = std::max<std::size_t>(1, slot_buffer_bytes(max) / bytes);
-  const std::size_t most = c.test == "latency" ? kLatencyBatch : static_cast<std::size_t>(c.window);
+  const std::size_t most = c.traits.kind == TestKind::latency ? kLatencyBatch : static_cast<std::size_t>(c.window);
   const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : std::max<std::size_t>(1, kAutoSlotBytes / bytes);
   c.slots = static_cast<int>(std::min({want, fit, most}));
 }
 
 class PointToPoint final : public Test {
  public:
-  explicit PointToPoint(Kind k) : kind_(k) {}
+  explicit PointToPoint(const TestTraits& t)
+      : latency_(t.kind == TestKind::latency), both_ways_(t.directions == 2) {}
 
   void prepare(TestEnv& env, std::size_t max_bytes) override {
     cap_ = slot_buffer_bytes(max_bytes);
@@ -94,10 +94,10 @@ class PointToPoint final : public Test {
     PairHooks h;
     // Latency: a batch of round trips, k in slot k mod slots_; bw, bibw: one
     // window per barrier. Each batch starts with an untimed lead exchange.
-    h.batch = kind_ == Kind::latency ? kLatencyBatch : 1;
+    h.batch = latency_ ? kLatencyBatch : 1;
     h.before = [&](const PairRole& r, int first, int n, bool checked) { before(env, c, r, first, n, checked); };
     h.check_count = h.batch;  // latency: one batch of round trips; bw, bibw: one window
-    h.lead = [&](const PairRole& r) { kind_ == Kind::latency ? lead(env, c, r) : lead_message(env, c, r); };
+    h.lead = [&](const PairRole& r) { latency_ ? lead(env, c, r) : lead_message(env, c, r); };
     h.once = [&](const PairRole& r, int it) { return once(env, c, r, it); };
     h.after = [&](const PairRole& r, int first, int n) { return after(env, c, r, first, n); };
     return timed_pair_loop(env, c, h);
@@ -107,13 +107,13 @@ class PointToPoint final : public Test {
   std::size_t at(int slot, const CaseParams& c) const { return static_cast<std::size_t>(slot) * c.bytes; }
   // Slots in use in a batch of n iterations (bw, bibw: n is 1, the window
   // fills them all; latency: round trip k uses slot k mod slots_).
-  int used(int n) const { return kind_ == Kind::latency ? std::min(slots_, n) : slots_; }
+  int used(int n) const { return latency_ ? std::min(slots_, n) : slots_; }
   // The seed of what `sender` has in `slot` once the batch starting at
   // iteration `first` is through: bw and bibw, per iteration and slot;
   // latency, per round trip (the batch's last round trip in that slot).
   std::uint64_t seed(const CaseParams& c, int sender, int first, int n, int slot) const {
-    const int it = kind_ == Kind::latency ? first + slot + (n - 1 - slot) / slots_ * slots_ : first;
-    return pattern::seed(sender, static_cast<std::uint64_t>(it + c.warmup), kind_ == Kind::latency ? 0 : slot);
+    const int it = latency_ ? first + slot + (n - 1 - slot) / slots_ * slots_ : first;
+    return pattern::seed(sender, static_cast<std::uint64_t>(it + c.warmup), latency_ ? 0 : slot);
   }
   // The seeds of the slots the batch uses, slot 0 first.
   const std::vector<std::uint64_t>& seeds(const CaseParams& c, int sender, int first, int n) {
@@ -121,8 +121,9 @@ class PointToPoint final : public Test {
     for (int s = 0; s < used(n); ++s) seeds_.push_back(seed(c, sender, first, n, s));
     return seeds_;
   }
-  bool sends(const PairRole& r) const { return kind_ != Kind::bw || r.initiator; }
-  bool receives(const PairRole& r) const { return kind_ != Kind::bw || !r.initiator; }
+  // bw: the initiator sends, the responder receives; latency and bibw: both do both.
+  bool sends(const PairRole& r) const { return latency_ || both_ways_ || r.initiator; }
+  bool receives(const PairRole& r) const { return latency_ || both_ways_ || !r.initiator; }
 
   // Timed iterations get fresh patterns; the latency test pre-posts the
   // batch's receives (one more for the lead round trip) before the barrier,
@@ -135,7 +136,7 @@ class PointToPoint final : public Test {
     }
     first_ = first;
     pre_.clear();
-    if (kind_ != Kind::latency) return;
+    if (!latency_) return;
     Transport& t = *env.transport;
     pre_.push_back(t.post_recv(r.peer, *rrecv_, 0, c.bytes));  // the lead round trip's
     for (int k = 0; k < n; ++k) pre_.push_back(t.post_recv(r.peer, *rrecv_, at(k % slots_, c), c.bytes));
@@ -172,41 +173,33 @@ class PointToPoint final : public Test {
     reqs.reserve(2 * static_cast<std::size_t>(c.window) + 1);
     // The latency responder times nothing: no clock read on its side of the
     // round trip (2.8 us a read where the clock is HPET: a qemu guest).
-    const double t0 = kind_ == Kind::latency && !r.initiator ? 0.0 : now_seconds();
-    switch (kind_) {
-      case Kind::latency: {
-        const int k = it - first_;
-        const std::size_t off = at(k % slots_, c);
-        if (r.initiator) {
-          Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k + 1]};
-          wait_all(t, both, env.boot);
-          return (now_seconds() - t0) / 2;
-        }
-        wait_one(t, pre_[k + 1], env.boot);
-        wait_one(t, t.post_send(r.peer, *rsend_, off, len), env.boot);
-        return kNaN;
+    const double t0 = latency_ && !r.initiator ? 0.0 : now_seconds();
+    if (latency_) {
+      const int k = it - first_;
+      const std::size_t off = at(k % slots_, c);
+      if (r.initiator) {
+        Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k + 1]};
+        wait_all(t, both, env.boot);
+        return (now_seconds() - t0) / 2;
       }
-      case Kind::bw: {
-        if (r.initiator) {
-          for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(r.peer, *rsend_, at(w % slots_, c), len));
-          reqs.push_back(t.post_recv(r.peer, *rack_, 0, 4));
-          wait_all(t, reqs, env.boot);
-        } else {
-          for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));
-          wait_all(t, reqs, env.boot);
-          wait_one(t, t.post_send(r.peer, *rack_, 0, 4), env.boot);
-        }
-        return (now_seconds() - t0) / c.window;
-      }
-      case Kind::bibw: {
-        // As osu_bibw: the whole window of receives, then of sends.
-        for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));
-        for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(r.peer, *rsend_, at(w % slots_, c), len));
-        wait_all(t, reqs, env.boot);
-        return (now_seconds() - t0) / c.window;
-      }
+      wait_one(t, pre_[k + 1], env.boot);
+      wait_one(t, t.post_send(r.peer, *rsend_, off, len), env.boot);
+      return kNaN;
     }
-    return kNaN;
+    if (both_ways_) {  // bibw, as osu_bibw: the whole window of receives, then of sends
+      for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));
+      for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(r.peer, *rsend_, at(w % slots_, c), len));
+      wait_all(t, reqs, env.boot);
+    } else if (r.initiator) {  // bw: a window one way, then the 4-byte ack
+      for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_send(r.peer, *rsend_, at(w % slots_, c), len));
+      reqs.push_back(t.post_recv(r.peer, *rack_, 0, 4));
+      wait_all(t, reqs, env.boot);
+    } else {
+      for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));
+      wait_all(t, reqs, env.boot);
+      wait_one(t, t.post_send(r.peer, *rack_, 0, 4), env.boot);
+    }
+    return (now_seconds() - t0) / c.window;
   }
 
   // Every slot that received something in this batch against the pattern
@@ -225,7 +218,7 @@ class PointToPoint final : public Test {
     env.mem.from_host(recv_.data(), &b, 1);
   }
 
-  Kind kind_;
+  bool latency_, both_ways_;
   std::size_t cap_ = 0;
   int slots_ = 1, first_ = 0;
   bool corrupted_ = false;  // GDR_SELFTEST_CORRUPT: the first checked batch of each case only
@@ -236,14 +229,10 @@ class PointToPoint final : public Test {
   std::unique_ptr<MemRegion> rsend_, rrecv_, rack_, rlead_;
 };
 
-double one_way(const CaseParams& c) { return static_cast<double>(c.bytes); }
-double both_ways(const CaseParams& c) { return 2.0 * static_cast<double>(c.bytes); }
-double unit(int) { return 1.0; }
-
 // The send and receive buffers (slot_buffer_bytes), the ack and the lead's.
 // A concurrent pattern's: collectives/patterns.h.
 Footprint p2p_footprint(const FootprintArgs& a) {
-  if (!a.pattern.empty()) return patterns::footprint(a.test, a.pattern, a.max_bytes, a.ranks, a.rank);
+  if (!a.pattern.empty()) return patterns::footprint(a.traits, a.pattern, a.max_bytes, a.ranks, a.rank);
   const std::size_t max = a.max_bytes;
   return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), std::min(max, kLeadBytes)}, kAckBytes};
 }
@@ -253,15 +242,23 @@ Footprint p2p_footprint(const FootprintArgs& a) {
 IterCounts latency_iters(std::size_t bytes) { return bytes <= 8192 ? IterCounts{10000, 100} : IterCounts{1000, 10}; }
 IterCounts bw_iters(std::size_t bytes) { return bytes <= 8192 ? IterCounts{100, 10} : IterCounts{20, 2}; }
 
-GDR_REGISTER_TEST(reg_latency, "latency", true, one_way, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::latency); }, p2p_footprint,
-                  latency_iters, complete_slots);
-GDR_REGISTER_TEST(reg_bw, "bw", true, one_way, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::bw); }, p2p_footprint, bw_iters,
-                  complete_slots, /*windowed=*/true);
-GDR_REGISTER_TEST(reg_bibw, "bibw", true, both_ways, unit,
-                  [] { return std::make_unique<PointToPoint>(Kind::bibw); }, p2p_footprint, bw_iters,
-                  complete_slots, /*windowed=*/true);
+constexpr std::string_view kWindow = "messages in flight per iteration";
+constexpr std::string_view kWindowEach = "messages in flight per iteration, each way";
+constexpr TestTraits kLatency{.kind = TestKind::latency};
+constexpr TestTraits kBw{.kind = TestKind::bandwidth, .window = kWindow};
+constexpr TestTraits kBibw{.kind = TestKind::bandwidth, .directions = 2, .window = kWindowEach};
+
+// A test of these traits: one pair at a time, or over a concurrent pattern.
+template <const TestTraits& T>
+TestInfo p2p_test(std::string name, IterCounts (*iters)(std::size_t)) {
+  return {.name = std::move(name), .traits = T, .create = [] { return std::make_unique<PointToPoint>(T); },
+          .footprint = p2p_footprint, .auto_iters = iters, .complete = complete_slots,
+          .create_on_pattern = [](std::string_view p, int n) { return patterns::make_test(T, p, n); }};
+}
+
+static TestRegistrar reg_latency{p2p_test<kLatency>("latency", latency_iters)};
+static TestRegistrar reg_bw{p2p_test<kBw>("bw", bw_iters)};
+static TestRegistrar reg_bibw{p2p_test<kBibw>("bibw", bw_iters)};
 
 }  // namespace
 }  // namespace gdr

@@ -28,20 +28,14 @@
 #include "src/core/errors.h"
 #include "src/memory/pattern.h"
 #include "src/core/signals.h"
-#include "src/core/wait_loop.h"
 #include "timed_loop.h"
 
 namespace gdr::patterns {
 namespace {
 
-enum class Kind { latency, bw, bibw };
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kAckBytes = 64;
 constexpr int kLatencyBatch = 64;
-
-Kind kind_of(std::string_view test) {
-  return test == "latency" ? Kind::latency : test == "bw" ? Kind::bw : Kind::bibw;
-}
 
 // One end of a flow on this rank.
 struct End {
@@ -52,17 +46,17 @@ struct End {
 };
 
 // Regions this rank receives into in one step: latency, both ends of every
-// flow it is in (pings or replies); bw and bibw, the flows it receives.
-int regions_in_step(Kind k, const std::vector<Flow>& fl, int me) {
+// flow it is in (pings or replies); bandwidth, the flows it receives.
+int regions_in_step(const TestTraits& k, const std::vector<Flow>& fl, int me) {
   int n = 0;
-  for (auto [a, b] : fl) n += k == Kind::latency ? (a == me || b == me) : b == me;
+  for (auto [a, b] : fl) n += k.kind == TestKind::latency ? (a == me || b == me) : b == me;
   return n;
 }
 
-int most_regions(Kind k, std::string_view pattern, std::string_view test, int n, int me) {
+int most_regions(const TestTraits& k, std::string_view pattern, int n, int me) {
   int most = 1;
-  for (int s = 0; s < steps(pattern, test, n); ++s)
-    most = std::max(most, regions_in_step(k, flows(pattern, test, n, s), me));
+  for (int s = 0; s < steps(pattern, k.directions, n); ++s)
+    most = std::max(most, regions_in_step(k, flows(pattern, k.directions, n, s), me));
   return most;
 }
 
@@ -75,44 +69,17 @@ bool oversubscribed(const TestEnv& env) {
   return env.boot.local_size() > static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-// Polls `reqs` (which on_done may extend) until all are done, with the
-// bootstrap's timeout naming the peer of the first one still pending.
-template <typename OnDone>
-void poll_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done, const Bootstrap& boot,
-              bool yield, OnDone on_done) {
-  std::size_t left = reqs.size() - static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
-  for (WaitLoop loop(boot.timeout()); left > 0;) {
-    for (std::size_t i = 0; i < reqs.size(); ++i)
-      if (!done[i] && t.test(reqs[i])) {
-        done[i] = 1;
-        --left;
-        const std::size_t before = reqs.size();
-        on_done(i);  // may post more: reqs and done grow together
-        left += reqs.size() - before;
-      }
-    if (left > 0 && yield) std::this_thread::yield();
-    if (left == 0 || !loop.tick() || !loop.expired()) continue;
-    for (std::size_t i = 0; i < reqs.size(); ++i)
-      if (!done[i])
-        throw TimeoutError(fmt::format(
-            "{}: timed out after {:g} s waiting for {} of {} B {} {} over {} during {} ({} operations "
-            "still pending); roll call: {}",
-            boot.me(), boot.timeout(), reqs[i].is_send ? "a send" : "a receive", reqs[i].bytes,
-            reqs[i].is_send ? "to" : "from", boot.who(reqs[i].peer), t.name(), activity(), left,
-            boot.roll_call()));
-  }
-}
-
 class Concurrent final : public Test {
  public:
-  Concurrent(Kind k, std::string pattern, std::string test, int n)
-      : kind_(k), pattern_(std::move(pattern)), test_(std::move(test)), n_(n) {}
+  Concurrent(const TestTraits& k, std::string pattern, int n)
+      : traits_(k), latency_(k.kind == TestKind::latency), acked_(!latency_ && k.directions == 1),
+        pattern_(std::move(pattern)), n_(n) {}
 
   void prepare(TestEnv& env, std::size_t max) override {
     const int me = env.boot.rank();
     region_ = region_bytes(max);
-    regions_ = most_regions(kind_, pattern_, test_, n_, me);
-    acks_ = std::max(1, max_out(pattern_, test_, n_, me));
+    regions_ = most_regions(traits_, pattern_, n_, me);
+    acks_ = std::max(1, max_out(pattern_, traits_.directions, n_, me));
     send_ = UniqueBuffer(&env.mem, region_);
     recv_ = UniqueBuffer(&env.mem, region_ * regions_);
     // Acknowledgements in host memory: no GPU work inside a timed window (p2p.cpp).
@@ -138,15 +105,15 @@ class Concurrent final : public Test {
     for (auto [a, b] : c.flows) {
       if (a != me && b != me) continue;
       End e{a == me ? b : a, a == me};
-      if (kind_ == Kind::latency || !e.sender) e.region = region++;
-      if (kind_ == Kind::bw && e.sender) e.ack = ack++;
+      if (latency_ || !e.sender) e.region = region++;
+      if (acked_ && e.sender) e.ack = ack++;
       ends_.push_back(e);
     }
     if (region > regions_ || ack > acks_)
       throw RunError(fmt::format("{}: step {} of pattern {} needs {} receive regions, {} prepared", env.boot.me(),
                                  c.step, c.pattern, region, regions_));
     CaseOutcome out;
-    const int batch = kind_ == Kind::latency ? kLatencyBatch : 1;
+    const int batch = latency_ ? kLatencyBatch : 1;
     bool corrupted = false;
     auto phase = [&](int first, int count, bool timed, bool checked) {
       for (int done = 0; done < count;) {
@@ -154,12 +121,12 @@ class Concurrent final : public Test {
         before(env, c, it, n, checked);
         env.transport->start_posted();  // untimed: the receives' clear-to-sends leave before the barrier
         env.boot.barrier();
-        std::vector<double> t = kind_ == Kind::latency ? round_trips(env, c, n) : std::vector<double>{window(env, c)};
+        std::vector<double> t = latency_ ? round_trips(env, c, n) : std::vector<double>{window(env, c)};
         if (timed) out.times.insert(out.times.end(), t.begin(), t.end());
         if (checked) {
           if (!corrupted && selftest_corrupt(env)) corrupt(env);
           corrupted = true;
-          out.wrong += after(env, c, it, kind_ == Kind::latency ? n + 1 : c.window);
+          out.wrong += after(env, c, it, latency_ ? n + 1 : c.window);
           out.checked += n;
         }
         done += n;
@@ -178,7 +145,7 @@ class Concurrent final : public Test {
   }
   bool sends_data() const {
     for (auto& e : ends_)
-      if (e.sender || kind_ == Kind::latency) return true;
+      if (e.sender || latency_) return true;
     return false;
   }
 
@@ -194,7 +161,7 @@ class Concurrent final : public Test {
     reqs_.clear();
     done_.clear();
     tags_.clear();
-    const int per = kind_ == Kind::latency ? n + 1 : c.window;  // exactly what will arrive
+    const int per = latency_ ? n + 1 : c.window;  // exactly what will arrive
     for (std::size_t e = 0; e < ends_.size(); ++e) {
       const End& end = ends_[e];
       if (end.region >= 0)  // receives: per round trip (the lead's first) or per window slot
@@ -219,12 +186,12 @@ class Concurrent final : public Test {
       if (ends_[e].sender)
         for (int w = 0; w < c.window; ++w) add(t.post_send(ends_[e].peer, *rsend_, slot_at(0, w % slots_, c), c.bytes), e, w);
     if (ends_.empty()) return kNaN;
-    poll_all(t, reqs_, done_, env.boot, oversubscribed(env), [&](std::size_t i) {
+    wait_all(t, reqs_, done_, env.boot, [&](std::size_t i) {
       const auto [e, j] = tags_[i];
       // A receiver acknowledges a flow as soon as its whole window arrived.
-      if (kind_ == Kind::bw && !reqs_[i].is_send && j >= 0 && ++arrived[e] == c.window)
+      if (acked_ && !reqs_[i].is_send && j >= 0 && ++arrived[e] == c.window)
         add(t.post_send(ends_[e].peer, *rack_send_, 0, 4), e, -1);
-    });
+    }, oversubscribed(env));
     return (now_seconds() - t0) / c.window;
   }
 
@@ -242,7 +209,7 @@ class Concurrent final : public Test {
     };
     for (std::size_t e = 0; e < ne; ++e)
       if (ends_[e].sender) ping(e, 0);
-    poll_all(t, reqs_, done_, env.boot, oversubscribed(env), [&](std::size_t i) {
+    wait_all(t, reqs_, done_, env.boot, [&](std::size_t i) {
       const auto [e, j] = tags_[i];
       if (!ends_[e].sender) {  // responder: answer ping j
         if (!reqs_[i].is_send) add(t.post_send(ends_[e].peer, *rsend_, slot_at(0, j % slots_, c), c.bytes), e, j);
@@ -252,7 +219,7 @@ class Concurrent final : public Test {
       const double now = now_seconds();
       if (j > 0) times[j - 1] = std::isnan(times[j - 1]) ? (now - start[e]) / 2 : std::max(times[j - 1], (now - start[e]) / 2);
       if (j < n) ping(e, j + 1);
-    });
+    }, oversubscribed(env));
     return times;
   }
 
@@ -281,8 +248,10 @@ class Concurrent final : public Test {
     }
   }
 
-  Kind kind_;
-  std::string pattern_, test_;
+  TestTraits traits_;
+  bool latency_;
+  bool acked_;  // bw: a receiver acknowledges each flow's window
+  std::string pattern_;
   int n_;
   std::size_t region_ = 0;
   int regions_ = 1, acks_ = 1, slots_ = 1;
@@ -296,14 +265,14 @@ class Concurrent final : public Test {
 
 }  // namespace
 
-std::unique_ptr<Test> make_test(std::string_view test, std::string_view pattern, int n) {
-  return std::make_unique<Concurrent>(kind_of(test), std::string(pattern), std::string(test), n);
+std::unique_ptr<Test> make_test(const TestTraits& test, std::string_view pattern, int n) {
+  return std::make_unique<Concurrent>(test, std::string(pattern), n);
 }
 
-Footprint footprint(std::string_view test, std::string_view pattern, std::size_t max, int n, int me) {
+Footprint footprint(const TestTraits& test, std::string_view pattern, std::size_t max, int n, int me) {
   const std::size_t region = region_bytes(max);
-  const int regions = most_regions(kind_of(test), pattern, test, n, me);
-  const int acks = std::max(1, max_out(pattern, test, n, me));
+  const int regions = most_regions(test, pattern, n, me);
+  const int acks = std::max(1, max_out(pattern, test.directions, n, me));
   return Footprint{{region, region * regions}, kAckBytes + kAckBytes * acks};
 }
 

@@ -7,8 +7,6 @@
 namespace gdr::patterns {
 namespace {
 
-bool two_way(std::string_view test) { return test == "bibw"; }
-
 // Round r of the circle method over m (even) slots: slot m-1 stays, the
 // others turn. Pairs with the resting slot n (odd n) are dropped.
 std::vector<Flow> tournament_round(int n, int r) {
@@ -33,51 +31,82 @@ std::vector<Flow> both_ways(const std::vector<Flow>& f) {
   return out;
 }
 
-}  // namespace
-
-const std::vector<std::string>& names() {
-  static const std::vector<std::string> n{"rounds", "incast", "fanout", "neighbor"};
-  return n;
-}
-
-bool known(std::string_view p) { return std::find(names().begin(), names().end(), p) != names().end(); }
-
-int steps(std::string_view p, std::string_view test, int n) {
-  if (n < 2) return 0;
-  if (p == "rounds") return two_way(test) ? rounds(n) : 2 * rounds(n);
-  if (p == "incast" || p == "fanout") return n;
-  if (p == "neighbor") return 1;
-  return 0;
-}
-
-std::vector<Flow> flows(std::string_view p, std::string_view test, int n, int step) {
+// rounds: round r of the circle method; one-way tests run each round twice,
+// once per direction (steps 2r and 2r+1).
+int rounds_steps(int d, int n) { return d == 2 ? rounds(n) : 2 * rounds(n); }
+std::vector<Flow> rounds_flows(int d, int n, int step) {
+  if (d == 2) return both_ways(tournament_round(n, step));
   std::vector<Flow> out;
-  if (p == "rounds") {
-    if (two_way(test)) return both_ways(tournament_round(n, step));
-    for (auto [a, b] : tournament_round(n, step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
-    return out;
-  }
-  if (p == "incast" || p == "fanout") {
-    for (int o = 0; o < n; ++o)
-      if (o != step) out.push_back(p == "incast" ? Flow{o, step} : Flow{step, o});
-    return two_way(test) ? both_ways(out) : out;
-  }
-  if (p == "neighbor") {
-    // Two ranks are each other's both neighbours: one flow (latency, bw) or
-    // the pair both ways (bibw), never a pair twice in one direction.
-    if (n == 2) return two_way(test) ? both_ways({{0, 1}}) : std::vector<Flow>{{0, 1}};
-    for (int i = 0; i < n; ++i) out.emplace_back(i, (i + 1) % n);
-    if (two_way(test))
-      for (int i = 0; i < n; ++i) out.emplace_back(i, (i + n - 1) % n);
-    return out;
-  }
+  for (auto [a, b] : tournament_round(n, step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
   return out;
 }
 
-std::vector<int> peers(std::string_view p, std::string_view test, int n, int me) {
+// incast, fanout: step r has root r, all others send to it (or it to them).
+int one_root_per_rank(int, int n) { return n; }
+template <bool Into>
+std::vector<Flow> rooted(int d, int n, int step) {
+  std::vector<Flow> out;
+  for (int o = 0; o < n; ++o)
+    if (o != step) out.push_back(Into ? Flow{o, step} : Flow{step, o});
+  return d == 2 ? both_ways(out) : out;
+}
+
+// neighbor: one step. Two ranks are each other's both neighbours: one flow
+// (one-way tests) or the pair both ways, never a pair twice in one direction.
+int one_step(int, int) { return 1; }
+std::vector<Flow> neighbor_flows(int d, int n, int) {
+  if (n == 2) return d == 2 ? both_ways({{0, 1}}) : std::vector<Flow>{{0, 1}};
+  std::vector<Flow> out;
+  for (int i = 0; i < n; ++i) out.emplace_back(i, (i + 1) % n);
+  if (d == 2)
+    for (int i = 0; i < n; ++i) out.emplace_back(i, (i + n - 1) % n);
+  return out;
+}
+
+GDR_REGISTER_PATTERN(reg_rounds, "rounds", rounds_steps, rounds_flows);
+GDR_REGISTER_PATTERN(reg_incast, "incast", one_root_per_rank, rooted<true>);
+GDR_REGISTER_PATTERN(reg_fanout, "fanout", one_root_per_rank, rooted<false>);
+GDR_REGISTER_PATTERN(reg_neighbor, "neighbor", one_step, neighbor_flows);
+
+const PatternInfo* find(std::string_view p) {
+  for (const PatternInfo& i : pattern_registry())
+    if (i.name == p) return &i;
+  return nullptr;
+}
+
+}  // namespace
+
+std::vector<PatternInfo>& pattern_registry() {
+  static std::vector<PatternInfo> r;
+  return r;
+}
+PatternRegistrar::PatternRegistrar(PatternInfo info) { pattern_registry().push_back(std::move(info)); }
+
+const std::vector<std::string>& names() {
+  static const std::vector<std::string> n = [] {
+    std::vector<std::string> v;
+    for (const PatternInfo& i : pattern_registry()) v.push_back(i.name);
+    return v;
+  }();
+  return n;
+}
+
+bool known(std::string_view p) { return find(p) != nullptr; }
+
+int steps(std::string_view p, int d, int n) {
+  const PatternInfo* i = find(p);
+  return n < 2 || !i ? 0 : i->steps(d, n);
+}
+
+std::vector<Flow> flows(std::string_view p, int d, int n, int step) {
+  const PatternInfo* i = find(p);
+  return i ? i->flows(d, n, step) : std::vector<Flow>{};
+}
+
+std::vector<int> peers(std::string_view p, int d, int n, int me) {
   std::set<int> s;
-  for (int k = 0; k < steps(p, test, n); ++k)
-    for (auto [a, b] : flows(p, test, n, k)) {
+  for (int k = 0; k < steps(p, d, n); ++k)
+    for (auto [a, b] : flows(p, d, n, k)) {
       if (a == me) s.insert(b);
       if (b == me) s.insert(a);
     }
@@ -85,19 +114,19 @@ std::vector<int> peers(std::string_view p, std::string_view test, int n, int me)
 }
 
 namespace {
-int max_deg(std::string_view p, std::string_view test, int n, int me, bool in) {
+int max_deg(std::string_view p, int dirs, int n, int me, bool in) {
   int most = 0;
-  for (int k = 0; k < steps(p, test, n); ++k) {
+  for (int k = 0; k < steps(p, dirs, n); ++k) {
     int d = 0;
-    for (auto [a, b] : flows(p, test, n, k)) d += (in ? b : a) == me;
+    for (auto [a, b] : flows(p, dirs, n, k)) d += (in ? b : a) == me;
     most = std::max(most, d);
   }
   return most;
 }
 }  // namespace
 
-int max_in(std::string_view p, std::string_view test, int n, int me) { return max_deg(p, test, n, me, true); }
-int max_out(std::string_view p, std::string_view test, int n, int me) { return max_deg(p, test, n, me, false); }
+int max_in(std::string_view p, int d, int n, int me) { return max_deg(p, d, n, me, true); }
+int max_out(std::string_view p, int d, int n, int me) { return max_deg(p, d, n, me, false); }
 
 std::size_t region_bytes(std::size_t max) {
   return std::max(max, std::min<std::size_t>(64 * max, kFlowRegionBytes));
@@ -105,7 +134,7 @@ std::size_t region_bytes(std::size_t max) {
 
 int slots(const CaseParams& c, std::size_t max) {
   const std::size_t fit = std::max<std::size_t>(1, region_bytes(max) / std::max<std::size_t>(c.bytes, 1));
-  const std::size_t most = c.test == "latency" ? 64 : static_cast<std::size_t>(std::max(1, c.window));
+  const std::size_t most = c.traits.kind == TestKind::latency ? 64 : static_cast<std::size_t>(std::max(1, c.window));
   const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : fit;
   return static_cast<int>(std::min({want, fit, most}));
 }

@@ -27,20 +27,35 @@ namespace gdr::patterns {
 
 using Flow = std::pair<int, int>;  // (sender or initiator, receiver or responder)
 
+// A pattern: its schedule for a test whose flows go `directions` ways (2:
+// bibw, both directions of each pair in one step). Each registers itself
+// (GDR_REGISTER_PATTERN in patterns.cpp); --pattern takes its name.
+struct PatternInfo {
+  std::string name;
+  int (*steps)(int directions, int n);
+  std::vector<Flow> (*flows)(int directions, int n, int step);
+};
+std::vector<PatternInfo>& pattern_registry();
+struct PatternRegistrar {
+  explicit PatternRegistrar(PatternInfo info);
+};
+#define GDR_REGISTER_PATTERN(var, ...) \
+  static ::gdr::patterns::PatternRegistrar var { ::gdr::patterns::PatternInfo{__VA_ARGS__} }
+
 // The pattern names --pattern takes besides `pair`.
 const std::vector<std::string>& names();
 bool known(std::string_view pattern);
 
-// Steps of `pattern` for `test` (latency, bw, bibw) at n ranks.
-int steps(std::string_view pattern, std::string_view test, int n);
+// Steps of `pattern` at n ranks, for a test of `directions`.
+int steps(std::string_view pattern, int directions, int n);
 // The flows of one step.
-std::vector<Flow> flows(std::string_view pattern, std::string_view test, int n, int step);
+std::vector<Flow> flows(std::string_view pattern, int directions, int n, int step);
 // The ranks `me` exchanges with in any step of the pattern.
-std::vector<int> peers(std::string_view pattern, std::string_view test, int n, int me);
+std::vector<int> peers(std::string_view pattern, int directions, int n, int me);
 
 // Most flows into / out of `me` in any one step (its receive regions, its acks).
-int max_in(std::string_view pattern, std::string_view test, int n, int me);
-int max_out(std::string_view pattern, std::string_view test, int n, int me);
+int max_in(std::string_view pattern, int directions, int n, int me);
+int max_out(std::string_view pattern, int directions, int n, int me);
 
 // Bytes of one incoming flow's receive region for messages up to `max`:
 // room for 64 slots within kFlowRegionBytes, never less than one message.
@@ -50,9 +65,10 @@ std::size_t region_bytes(std::size_t max);
 // latency batch), under the user's --slots when given.
 int slots(const CaseParams& c, std::size_t max);
 
-// The concurrent test for `test` (latency, bw, bibw) over `pattern`.
-std::unique_ptr<Test> make_test(std::string_view test, std::string_view pattern, int n);
+// The concurrent variant of a latency or bandwidth test over `pattern`
+// (TestInfo::create_on_pattern of collectives/p2p.cpp).
+std::unique_ptr<Test> make_test(const TestTraits& test, std::string_view pattern, int n);
 // What its prepare() allocates on rank `me`.
-Footprint footprint(std::string_view test, std::string_view pattern, std::size_t max, int n, int me);
+Footprint footprint(const TestTraits& test, std::string_view pattern, std::size_t max, int n, int me);
 
 }  // namespace gdr::patterns

@@ -16,12 +16,12 @@
 namespace gdr {
 namespace {
 
-enum class Kind { latency, bw, bibw };
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 class NcclPointToPoint final : public Test {
  public:
-  explicit NcclPointToPoint(Kind k) : kind_(k) {}
+  // The shape of the test it stands beside (collectives/p2p.cpp's traits).
+  NcclPointToPoint(TestKind k, int directions) : latency_(k == TestKind::latency), both_ways_(directions == 2) {}
 
   void prepare(TestEnv& env, std::size_t max_bytes) override {
     send_ = UniqueBuffer(&env.mem, max_bytes);  // also makes this rank's GPU current
@@ -35,7 +35,7 @@ class NcclPointToPoint final : public Test {
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {
     PairHooks h;
     h.once = [&](const PairRole& r, int) { return once(env, c, r.peer, r.initiator); };
-    if (kind_ == Kind::latency) {
+    if (latency_) {
       h.batch = 64;
       h.lead = [&](const PairRole& r) { once(env, c, r.peer, r.initiator); };
     }
@@ -57,40 +57,34 @@ class NcclPointToPoint final : public Test {
   double once(TestEnv& env, const CaseParams& c, int peer, bool initiator) {
     const std::size_t len = c.bytes;
     double t0 = now_seconds();
-    switch (kind_) {
-      case Kind::latency:
-        if (initiator) {
-          send(env, send_.data(), len, peer);
-          recv(env, recv_.data(), len, peer);
-        } else {
-          recv(env, recv_.data(), len, peer);
-          send(env, send_.data(), len, peer);
-        }
-        comm_.wait(env, "ncclSend/ncclRecv ping-pong");
-        return initiator ? (now_seconds() - t0) / 2 : kNaN;
-      case Kind::bw:
-        group(env, true);
-        for (int w = 0; w < c.window; ++w)
-          initiator ? send(env, send_.data(), len, peer) : recv(env, recv_.data(), len, peer);
-        group(env, false);
-        initiator ? recv(env, ack_.data(), 4, peer) : send(env, ack_.data(), 4, peer);
-        comm_.wait(env, "ncclSend/ncclRecv window");
-        return (now_seconds() - t0) / c.window;
-      case Kind::bibw:
-        group(env, true);
-        for (int w = 0; w < c.window; ++w) {
-          recv(env, recv_.data(), len, peer);
-          send(env, send_.data(), len, peer);
-        }
-        group(env, false);
-        comm_.wait(env, "ncclSend/ncclRecv both ways");
-        return (now_seconds() - t0) / c.window;
+    if (latency_) {
+      if (initiator) {
+        send(env, send_.data(), len, peer);
+        recv(env, recv_.data(), len, peer);
+      } else {
+        recv(env, recv_.data(), len, peer);
+        send(env, send_.data(), len, peer);
+      }
+      comm_.wait(env, "ncclSend/ncclRecv ping-pong");
+      return initiator ? (now_seconds() - t0) / 2 : kNaN;
     }
-    return kNaN;
+    group(env, true);
+    for (int w = 0; w < c.window; ++w) {
+      if (both_ways_) {
+        recv(env, recv_.data(), len, peer);
+        send(env, send_.data(), len, peer);
+      } else {
+        initiator ? send(env, send_.data(), len, peer) : recv(env, recv_.data(), len, peer);
+      }
+    }
+    group(env, false);
+    if (!both_ways_) initiator ? recv(env, ack_.data(), 4, peer) : send(env, ack_.data(), 4, peer);
+    comm_.wait(env, both_ways_ ? "ncclSend/ncclRecv both ways" : "ncclSend/ncclRecv window");
+    return (now_seconds() - t0) / c.window;
   }
 
   static constexpr int kUint8 = 1;  // ncclUint8: p2p tests move bytes
-  Kind kind_;
+  bool latency_, both_ways_;
   UniqueBuffer send_, recv_, ack_;
   nccl::Communicator comm_;  // destroyed before the buffers it used
 };
@@ -98,11 +92,11 @@ class NcclPointToPoint final : public Test {
 std::string cannot_run(const CaseParams& c) { return nccl::cannot_run(c.mem, c.path); }
 
 GDR_REGISTER_REFERENCE(reg_nccl_latency, "nccl", "latency", cannot_run,
-                       [] { return std::make_unique<NcclPointToPoint>(Kind::latency); });
+                       [] { return std::make_unique<NcclPointToPoint>(TestKind::latency, 1); });
 GDR_REGISTER_REFERENCE(reg_nccl_bw, "nccl", "bw", cannot_run,
-                       [] { return std::make_unique<NcclPointToPoint>(Kind::bw); });
+                       [] { return std::make_unique<NcclPointToPoint>(TestKind::bandwidth, 1); });
 GDR_REGISTER_REFERENCE(reg_nccl_bibw, "nccl", "bibw", cannot_run,
-                       [] { return std::make_unique<NcclPointToPoint>(Kind::bibw); });
+                       [] { return std::make_unique<NcclPointToPoint>(TestKind::bandwidth, 2); });
 
 }  // namespace
 }  // namespace gdr

@@ -4,6 +4,15 @@
 
 namespace gdr {
 
+std::string_view test_kind_name(TestKind k) {
+  switch (k) {
+    case TestKind::collective: return "collective";
+    case TestKind::latency: return "latency";
+    case TestKind::bandwidth: return "bandwidth";
+  }
+  return "?";
+}
+
 GDR_REGISTER_OPTIONS(reg_collective_options, declare_options<CollectiveSettings>(ComponentOptions::Owner::program, "tests", {
     {{"", "GDR_WAIT_YIELD",
       "concurrent patterns: waits yield the CPU (1) or spin (0); default: yield when oversubscribed"},
@@ -21,6 +30,16 @@ const TestInfo* find_test(std::string_view name) {
     if (t.name == name) return &t;
   return nullptr;
 }
+std::string test_names_where(bool (*pred)(const TestTraits&)) {
+  std::vector<std::string> names;
+  for (auto& t : test_registry())
+    if (pred(t.traits)) names.push_back(t.name);
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == names.size() ? " and " : ", ") + names[i];
+  return out;
+}
+
 TestRegistrar::TestRegistrar(TestInfo info) { test_registry().push_back(std::move(info)); }
 
 std::vector<ReferenceInfo>& reference_registry() {

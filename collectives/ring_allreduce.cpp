@@ -140,22 +140,22 @@ void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
   }
 }
 
-GDR_REGISTER_TEST(reg_allreduce, "allreduce", false,
-                  [](const CaseParams& c) { return static_cast<double>(c.bytes); },
-                  allreduce_busbw_factor,  // one definition, src/core/stats.h
-                  [] { return std::make_unique<RingAllreduce>(); },
-                  [](const FootprintArgs& a) {  // work + two segments of scratch (prepare)
-                    const std::size_t max = a.max_bytes;
-                    return Footprint{{max, 2 * ((max / std::max(a.ranks, 1) + 127) / 64 * 64)}, 0};
-                  },
-                  // OSU's collective counts: 1000 iterations, 200 skipped up to
-                  // 8 KiB; 100 and 10 above.
-                  [](std::size_t bytes) { return bytes <= 8192 ? IterCounts{1000, 200} : IterCounts{100, 10}; },
-                  // The chunk the ring will use, recorded with the case.
-                  [](CaseParams& c, std::size_t, int n) {
-                    c.chunk_bytes = ring::chunk_bytes(c.chunk_bytes, c.mem == MemKind::host, c.bytes, n);
-                  },
-                  /*windowed=*/false, /*chunked=*/true);
+GDR_REGISTER_TEST(reg_allreduce,
+                  {.name = "allreduce",
+                   .traits = {.kind = TestKind::collective, .chunk = "the ring's pipeline chunk, bytes"},
+                   .create = [] { return std::make_unique<RingAllreduce>(); },
+                   .busbw_factor = allreduce_busbw_factor,  // one definition, src/core/stats.h
+                   .footprint = [](const FootprintArgs& a) {  // work + two segments of scratch (prepare)
+                     const std::size_t max = a.max_bytes;
+                     return Footprint{{max, 2 * ((max / std::max(a.ranks, 1) + 127) / 64 * 64)}, 0};
+                   },
+                   // OSU's collective counts: 1000 iterations, 200 skipped up to
+                   // 8 KiB; 100 and 10 above.
+                   .auto_iters = [](std::size_t bytes) { return bytes <= 8192 ? IterCounts{1000, 200} : IterCounts{100, 10}; },
+                   // The chunk the ring will use, recorded with the case.
+                   .complete = [](CaseParams& c, std::size_t, int n) {
+                     c.chunk_bytes = ring::chunk_bytes(c.chunk_bytes, c.mem == MemKind::host, c.bytes, n);
+                   }});
 
 }  // namespace
 }  // namespace gdr

@@ -1,6 +1,7 @@
 // What a test is: a small set of hooks the sweep runner calls (the shape of
 // nccl-tests' testEngine), written only against the transport interface and
-// the memory-kind table. A new test is one file plus GDR_REGISTER_TEST.
+// the memory-kind table. A new test is one file plus GDR_REGISTER_TEST (and
+// its line in collectives/CMakeLists.txt): docs/developers/tests.md.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +23,30 @@ namespace gdr {
 
 class Bootstrap;
 
+// What a test's rows are, which every reader of them needs (the runner, the
+// sinks, the verdict, the file's attributes that the analysis reads): the one
+// identity of a test, so that nothing outside this registry matches on names.
+//  collective: every rank takes part; time per operation.
+//  latency:    a round trip between two ranks; time one way.
+//  bandwidth:  messages streamed between two ranks; time per message.
+enum class TestKind { collective, latency, bandwidth };
+std::string_view test_kind_name(TestKind k);  // "collective", "latency", "bandwidth": the file's test_kind
+
+struct TestTraits {
+  TestKind kind = TestKind::collective;
+  int directions = 1;       // point-to-point: 2 when both ends send at once (bibw); bytes moved = directions x bytes
+  bool checks_data = true;  // whether its rows can verify what arrived (p2p reference rows cannot)
+  // What --window counts in this test, and what --chunk sizes; empty: it has
+  // none (the file then leaves `window`, `chunk_bytes` out).
+  std::string_view window = {};
+  std::string_view chunk = {};
+  bool point_to_point() const { return kind != TestKind::collective; }
+};
+
 // One case of the sweep: everything that identifies a row of results.
 struct CaseParams {
   std::string test;
+  TestTraits traits;  // the test's (a reference row: with the row's own checks_data, no chunk)
   std::string transport;
   bool reference = false;  // a library's own collective (MPI_Allreduce, NCCL)
   MemKind mem = MemKind::host;
@@ -97,7 +119,7 @@ class Test {
 // The lane a footprint is asked for: `test`'s messages up to max_bytes, rank
 // `rank` of `ranks`, one pair at a time (pattern empty) or a concurrent pattern.
 struct FootprintArgs {
-  std::string_view test;
+  TestTraits traits;
   std::size_t max_bytes = 0;
   int ranks = 1, rank = 0;
   std::string_view pattern = {};
@@ -110,11 +132,11 @@ struct IterCounts {
 
 struct TestInfo {
   std::string name;
-  bool point_to_point = false;
-  // Bytes moved per timed unit, for algbw = bytes / time.
-  std::function<double(const CaseParams&)> algbw_bytes;
-  std::function<double(int ranks)> busbw_factor;
+  TestTraits traits;
   std::function<std::unique_ptr<Test>()> create;
+  // Bytes moved per timed unit, for algbw = bytes / time (unset: directions x bytes).
+  std::function<double(const CaseParams&)> algbw_bytes = {};
+  std::function<double(int ranks)> busbw_factor = {};  // unset: 1
   // What prepare() allocates on one rank for a lane's messages up to
   // max_bytes, for the out-of-memory check before the sweep (empty: send,
   // receive and a 64 B ack).
@@ -124,20 +146,27 @@ struct TestInfo {
   // Fills in the case's own parameters from the user's (p2p: its slots; the
   // ring: the chunk it will use) for a sweep up to max_bytes at `ranks` ranks.
   std::function<void(CaseParams&, std::size_t max_bytes, int ranks)> complete = {};
-  // Which of the case's parameters say how it ran, so the file stores them
-  // (results/README.md): `window` (bw, bibw and their reference rows),
-  // `chunk_bytes` (our rows, not the libraries' own collectives).
-  bool windowed = false;
-  bool chunked = false;
+  // Its variant over a concurrent pattern (--pattern, collectives/patterns.h);
+  // unset: the test runs one pair at a time only.
+  std::function<std::unique_ptr<Test>(std::string_view pattern, int ranks)> create_on_pattern = {};
+
+  double bytes_moved(const CaseParams& c) const {
+    return algbw_bytes ? algbw_bytes(c) : traits.directions * static_cast<double>(c.bytes);
+  }
+  double bus_factor(int ranks) const { return busbw_factor ? busbw_factor(ranks) : 1.0; }
 };
 
 std::vector<TestInfo>& test_registry();
 const TestInfo* find_test(std::string_view name);
+// The registered tests whose traits pass `pred`, as prose ("latency, bw and bibw"), for notes.
+std::string test_names_where(bool (*pred)(const TestTraits&));
 struct TestRegistrar {
   explicit TestRegistrar(TestInfo info);
 };
+// GDR_REGISTER_TEST(reg_bw, {.name = "bw", .traits = {...}, .create = ...}):
+// designated initializers, so that a new hook never shifts the others.
 #define GDR_REGISTER_TEST(var, ...) \
-  static ::gdr::TestRegistrar var { ::gdr::TestInfo{__VA_ARGS__} }
+  static ::gdr::TestRegistrar var { ::gdr::TestInfo __VA_ARGS__ }
 
 // A library's own collective, run as a reference row beside ours.
 struct ReferenceInfo {

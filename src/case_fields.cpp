@@ -25,6 +25,10 @@ FieldValue json_pair(R r, int v) {
 
 const std::vector<CaseField> kFields = {
     {"test", kBoth, [](R r) { return str(r.params.test); }},
+    // The test's traits (collectives/test.h), so that readers need not know its name.
+    {"test_kind", kHdf5, [](R r) { return str(test_kind_name(r.params.traits.kind)); }},
+    {"directions", kHdf5, [](R r) { return i64(r.params.traits.directions); }},
+    {"checks_data", kHdf5, [](R r) { return FieldValue{r.params.traits.checks_data}; }},
     {"transport", kBoth, [](R r) { return str(r.params.transport); }},
     {"reference", kBoth, [](R r) { return FieldValue{r.params.reference}; }},
     {"mem", kBoth, [](R r) { return str(mem_name(r.params.mem)); }},
@@ -52,11 +56,13 @@ const std::vector<CaseField> kFields = {
     // Iterations whose data were verified (the most any rank verified).
     {"checked_iters", kBoth, [](R r) { return i64(static_cast<std::int64_t>(r.checked_iters)); }},
     {"window", kHdf5, [](R r) { return uses_window(r.params) ? i64(r.params.window) : Omit{}; }},
+    {"window_means", kHdf5, [](R r) { return uses_window(r.params) ? str(r.params.traits.window) : Omit{}; }},
     // p2p: distinct buffers per side.
     {"slots", kHdf5,
      [](R r) { return !r.params.has_dtype && !r.params.reference ? i64(r.params.slots) : Omit{}; }},
     {"chunk_bytes", kHdf5,
      [](R r) { return uses_chunk(r.params) ? i64(static_cast<std::int64_t>(r.params.chunk_bytes)) : Omit{}; }},
+    {"chunk_means", kHdf5, [](R r) { return uses_chunk(r.params) ? str(r.params.traits.chunk) : Omit{}; }},
     {"time_us_mean", kBoth, [](R r) { return us(r.slowest.mean); }},
     {"time_us_min", kBoth, [](R r) { return us(r.slowest.min); }},
     {"time_us_max", kBoth, [](R r) { return us(r.slowest.max); }},

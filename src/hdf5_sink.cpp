@@ -147,7 +147,7 @@ class Hdf5Sink final : public ResultSink {
     attr_num(file_, "cases_completed", n_cases_);
     flush();
     partial_.clear();
-    if (const TestInfo* ti = find_test(c.test); ti && ti->point_to_point) links_.add(r, ti->algbw_bytes(c));
+    if (const TestInfo* ti = find_test(c.test); ti && c.traits.point_to_point()) links_.add(r, ti->bytes_moved(c));
     const double dt = now_seconds() - t0;  // the case's group, datasets and flush
     write_s_ += dt;
     write_max_s_ = std::max(write_max_s_, dt);
@@ -237,6 +237,8 @@ class Hdf5Sink final : public ResultSink {
       for (auto [k, v] : {std::pair{"test", &t.test}, {"transport", &t.transport}, {"mem", &t.mem},
                           {"path", &t.path}, {"pattern", &t.pattern}})
         attr_str(g, k, *v);
+      attr_str(g, "test_kind", t.test_kind);
+      attr_num(g, "directions", t.directions);
       attr_num(g, "ranks", t.ranks);
       std::vector<std::int64_t> b(t.bytes.begin(), t.bytes.end());
       hsize_t n1 = b.size();

@@ -34,6 +34,7 @@ void LinkMatrices::add(const CaseRecord& r, double algbw_bytes) {
   if (pattern == "pair") links = {{c.src, c.dst}};
   Key k{c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), pattern};
   ranks_[k] = r.ranks;
+  traits_[k] = c.traits;
   auto& cells = cells_[k][c.bytes];
   // The sender (latency: the initiator) times each link: in `rounds` it is
   // in no other flow of the step, except bibw's reverse flow of its pair.
@@ -50,6 +51,8 @@ std::vector<LinkTable> LinkMatrices::tables() const {
     LinkTable t;
     std::tie(t.test, t.transport, t.mem, t.path, t.pattern) = k;
     t.ranks = ranks_.at(k);
+    t.test_kind = test_kind_name(traits_.at(k).kind);
+    t.directions = traits_.at(k).directions;
     const std::size_t nn = static_cast<std::size_t>(t.ranks) * t.ranks;
     t.time_us.assign(by_size.size() * nn, std::numeric_limits<double>::quiet_NaN());
     t.algbw_gbps = t.time_us;

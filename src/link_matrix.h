@@ -17,6 +17,8 @@ namespace gdr {
 
 struct LinkTable {
   std::string test, transport, mem, path, pattern;
+  std::string test_kind;  // the test's traits (collectives/test.h), for readers of /links
+  int directions = 1;
   int ranks = 0;
   std::vector<std::size_t> bytes;  // ascending
   // [bytes, sender, receiver] row-major; NaN where a link was not measured.
@@ -39,6 +41,7 @@ class LinkMatrices {
   };
   std::map<Key, std::map<std::size_t, std::vector<Cell>>> cells_;
   std::map<Key, int> ranks_;
+  std::map<Key, TestTraits> traits_;
 };
 
 }  // namespace gdr

@@ -35,7 +35,7 @@ int list_command() {
                                : "not built into this gdrbench");
   fmt::print("tests:\n");
   for (auto& t : test_registry())
-    fmt::print("  {:<10} {}\n", t.name, t.point_to_point ? "point-to-point" : "collective");
+    fmt::print("  {:<10} {}\n", t.name, t.traits.point_to_point() ? "point-to-point" : "collective");
   fmt::print("references (library collectives run beside ours):\n");
   std::vector<std::string> shown;
   for (auto& r : reference_registry()) {

@@ -42,6 +42,7 @@ void add_component_flag(CLI::App& sub, RunArgs& a, const SettingSpec& s) {
   a.component_flags.erase(s.flag);  // a process may parse more than once: tests
   CLI::Option* o = sub.add_option_function<std::string>(
       s.flag, [&a, flag = s.flag](const std::string& v) { a.component_flags[flag] = v; }, s.help);
+  o->type_name(s.type_name);
   if (!s.default_text.empty()) o->default_str(s.default_text);
 }
 }  // namespace
@@ -232,7 +233,7 @@ RunOptions validate(const RunArgs& a) {
 
 void validate_for_ranks(const RunOptions& o, int ranks) {
   for (const std::string& t : o.tests)
-    if (find_test(t)->point_to_point && ranks < 2)
+    if (find_test(t)->traits.point_to_point() && ranks < 2)
       throw UsageError(fmt::format(
           "test '{}' needs at least 2 ranks (launched with {}); use mpirun -np 2 or more", t, ranks));
 }

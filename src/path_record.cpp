@@ -91,7 +91,7 @@ void direct_by_speed(CaseRecord& rec, const CopyCeilings& copies) {
   auto d2h = it->second.find("copy-d2h"), h2d = it->second.find("copy-h2d");
   if (d2h == it->second.end() || h2d == it->second.end()) return;
   double host = std::min(d2h->second, h2d->second);
-  double rate = rec.params.test == "bibw" ? rec.algbw_gbps / 2 : rec.algbw_gbps;
+  double rate = rec.algbw_gbps / rec.params.traits.directions;  // per direction
   if (host <= 0 || rate <= 1.1 * host) return;
   rec.path_taken += fmt::format("{}direct: {:.1f} GB/s is above what staging through host memory can move "
                                 "({:.1f} GB/s, the slower host copy of {} B in this run)",
@@ -153,7 +153,7 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
   rec.peak_gbps = worst.gbps;
   rec.peak_source = worst.source;
   if (worst.gbps > 0) {
-    double bound = c.test == "bibw" ? 2 * worst.gbps : worst.gbps;  // both directions of a duplex link
+    double bound = c.traits.directions * worst.gbps;  // bibw: both directions of a duplex link
     rec.pct_peak = rec.busbw_gbps / bound * 100;
     if (!unknowns.empty())
       rec.peak_source += fmt::format(" (no limit known for {})", join(unknowns, ", "));

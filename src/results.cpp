@@ -9,15 +9,10 @@ void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {
   r.busbw_gbps = r.algbw_gbps * busbw_factor;
 }
 
-// Each test declares which (collectives/test.h); a reference row goes with the test it stands beside.
-bool uses_window(const CaseParams& c) {
-  const TestInfo* t = find_test(c.test);
-  return t && t->windowed;
-}
+// Each test's traits say (collectives/test.h); a reference row carries the
+// traits of the test it stands beside, less the chunk (the runner's plan).
+bool uses_window(const CaseParams& c) { return !c.traits.window.empty(); }
 
-bool uses_chunk(const CaseParams& c) {
-  const TestInfo* t = find_test(c.test);
-  return t && t->chunked && !c.reference;
-}
+bool uses_chunk(const CaseParams& c) { return !c.traits.chunk.empty(); }
 
 }  // namespace gdr

@@ -36,7 +36,7 @@ struct CaseRecord {
 void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor);
 
 // Whether a case's `window` / `chunk_bytes` says anything about how it ran
-// (TestInfo::windowed, chunked); the HDF5 file leaves them out where not (a
+// (TestTraits::window, chunk); the HDF5 file leaves them out where not (a
 // placeholder misleads). window: with the test's reference rows (NCCL, copy-*).
 bool uses_window(const CaseParams& c);
 // chunk_bytes: our rows only (not the library's own collectives).

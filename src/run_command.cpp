@@ -151,23 +151,25 @@ std::string direct_device_refusal(const RunOptions& opt) {
 
 // Options given that no chosen test reads: said, never silently ignored
 // (issue: --window with -t allreduce ran as if it were not there).
+// Which tests read an option comes from their traits (collectives/test.h).
 std::vector<std::string> ignored_options(const RunOptions& o) {
-  auto has = [&](std::initializer_list<const char*> names) {
-    for (const char* n : names)
-      if (std::find(o.tests.begin(), o.tests.end(), n) != o.tests.end()) return true;
-    return false;
-  };
-  const bool p2p = has({"latency", "bw", "bibw"}), windowed = has({"bw", "bibw"}), ring = has({"allreduce"});
+  using Reads = bool (*)(const TestTraits&);
+  auto p2p = [](const TestTraits& t) { return t.point_to_point(); };
+  auto windowed = [](const TestTraits& t) { return !t.window.empty(); };
+  auto chunked = [](const TestTraits& t) { return !t.chunk.empty(); };
+  auto typed = [](const TestTraits& t) { return !t.point_to_point(); };
   std::vector<std::string> out;
-  auto note = [&](bool applies, std::string what, const char* where) {
-    if (!applies) out.push_back(fmt::format("{} applies only to {}: ignored by this run's tests", what, where));
+  auto note = [&](Reads reads, std::string what) {
+    for (const std::string& t : o.tests)
+      if (reads(find_test(t)->traits)) return;
+    out.push_back(fmt::format("{} applies only to -t {}: ignored by this run's tests", what, test_names_where(reads)));
   };
-  if (o.window != 64) note(windowed, fmt::format("--window {}", o.window), "-t bw and bibw");
-  if (o.slots != 0) note(p2p, fmt::format("--slots {}", o.slots), "-t latency, bw and bibw");
-  if (o.pairs != Pairs::fixed) note(p2p, "--pairs", "-t latency, bw and bibw");
-  if (o.patterns != std::vector<std::string>{"pair"}) note(p2p, "--pattern", "-t latency, bw and bibw");
-  if (o.chunk_bytes != 0) note(ring, fmt::format("--chunk {}", o.chunk_bytes), "-t allreduce");
-  if (o.ops.size() != 1 || o.ops[0] != Op::sum) note(ring, "--op", "-t allreduce");
+  if (o.window != 64) note(windowed, fmt::format("--window {}", o.window));
+  if (o.slots != 0) note(p2p, fmt::format("--slots {}", o.slots));
+  if (o.pairs != Pairs::fixed) note(p2p, "--pairs");
+  if (o.patterns != std::vector<std::string>{"pair"}) note(p2p, "--pattern");
+  if (o.chunk_bytes != 0) note(chunked, fmt::format("--chunk {}", o.chunk_bytes));
+  if (o.ops.size() != 1 || o.ops[0] != Op::sum) note(typed, "--op");
   return out;
 }
 
@@ -184,8 +186,8 @@ void warn_if_not_ready(const std::vector<doctor::Report>& reports, const RunOpti
 
 // Every rank checks that its buffers fit; rank 0 learns the first rank's
 // complaint (collective).
-std::string memory_check(Bootstrap& boot, const RunOptions& opt) {
-  std::string why = memory_shortfall(opt, memory_need(opt, boot.size(), boot.rank()), boot.local_size());
+std::string memory_check(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan) {
+  std::string why = memory_shortfall(opt, memory_need(opt, plan, boot.size(), boot.rank()), boot.local_size());
   auto all = boot.allgather(std::as_bytes(std::span(why.data(), why.size())));
   for (int r = 0; r < boot.size(); ++r)
     if (!all[r].empty())
@@ -276,7 +278,6 @@ std::optional<InterruptedError> interrupt_after_failure(Bootstrap& boot) {
 int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double bootstrap_s) {
   try {
     validate_for_ranks(opt, boot.size());
-    if (std::string why = nothing_to_run(opt, boot.size()); !why.empty()) throw UsageError(why);
   } catch (const UsageError& e) {
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
@@ -285,6 +286,13 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   // collective (cuda: whether ranks share a GPU).
   for (const ComponentOptions& c : component_options())
     if (c.apply) c.apply(opt.settings, boot);
+  // Planned once, with the components' flags applied (a reference row asks
+  // them whether it can run): the checks below and the sweep read this plan.
+  const RunPlan plan = plan_run(opt, boot.size());
+  if (std::string why = nothing_to_run(plan); !why.empty()) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
+    return kExitUsage;
+  }
   if (std::string why = direct_device_refusal(opt); boot.allreduce_max(why.empty() ? 0 : 1)) {
     if (boot.rank() == 0)
       fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda --path direct is refused on another rank" : why);
@@ -295,7 +303,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
       fmt::print(stderr, "gdrbench: {}\n", why.empty() ? "-m cuda is not usable on another rank" : why);
     return kExitUsage;
   }
-  if (std::string why = memory_check(boot, opt); !why.empty()) {
+  if (std::string why = memory_check(boot, opt, plan); !why.empty()) {
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
     return kExitUsage;
   }
@@ -322,7 +330,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   SweepTotals totals;
   try {
     for (auto& s : sinks) s->begin(meta);
-    totals = run_sweep(boot, opt, sinks, meta);
+    totals = run_sweep(boot, opt, plan, sinks, meta);
   } catch (const UsageError& e) {
     finish(sinks, meta, "failed", e.what());
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());

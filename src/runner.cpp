@@ -51,26 +51,10 @@ double peak_rss_kib() {
   return kib;
 }
 
-// One way of running a test in one (mem, path): our test over a transport,
-// or a library's reference collective.
-struct LaneKey {
-  std::string test, name;
-  bool reference;
-  MemKind mem;
-  Path path;
-  std::string pattern = {};  // p2p over a concurrent pattern; empty: one pair at a time
-  auto operator<=>(const LaneKey&) const = default;
-};
-
 struct Lane {
   std::unique_ptr<Test> test;
   Transport* transport = nullptr;
   std::string dead;  // why this lane cannot run, once it failed to start
-};
-
-struct Planned {
-  LaneKey key;
-  CaseParams params;
 };
 
 // The index of each lane's last case in the plan.
@@ -92,13 +76,14 @@ std::vector<std::pair<int, int>> pairs_for(Pairs p, int n) {
 std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
   std::set<int> peers;
   for (auto& name : o.tests) {
-    if (!find_test(name)->point_to_point) {
+    const TestTraits& t = find_test(name)->traits;
+    if (!t.point_to_point()) {
       if (n > 1) peers.insert({(me + 1) % n, (me + n - 1) % n});
       continue;
     }
     for (auto& p : o.patterns) {
       if (p != "pair") {
-        for (int q : patterns::peers(p, name, n, me)) peers.insert(q);
+        for (int q : patterns::peers(p, t.directions, n, me)) peers.insert(q);
         continue;
       }
       for (auto [a, b] : pairs_for(o.pairs, n)) {
@@ -110,9 +95,10 @@ std::vector<int> needed_peers(const RunOptions& o, int n, int me) {
   return {peers.begin(), peers.end()};
 }
 
-CaseParams base_params(const RunOptions& o, const std::string& test, MemKind mem, Path path) {
+CaseParams base_params(const RunOptions& o, const TestInfo& ti, MemKind mem, Path path) {
   CaseParams c;
-  c.test = test;
+  c.test = ti.name;
+  c.traits = ti.traits;
   c.mem = mem;
   c.path = path;
   c.iters = o.iters;
@@ -136,10 +122,14 @@ std::string iterations_note(const RunOptions& o) {
                                             "(--case-time), never fewer than {}",
                                             o.case_time, kMinAutoIters);
   n += o.warmup >= 0 ? fmt::format("; {} warm-up", o.warmup) : "; warm-up auto (OSU's skip counts)";
-  bool p2p = std::any_of(o.tests.begin(), o.tests.end(), [](auto& t) { return find_test(t)->point_to_point; });
+  bool p2p = std::any_of(o.tests.begin(), o.tests.end(), [](auto& t) { return find_test(t)->traits.point_to_point(); });
+  // Said of every registered test of each shape (collectives/test.h's traits).
+  auto round_trips = [](const TestTraits& t) { return t.kind == TestKind::latency; };
+  auto windowed = [](const TestTraits& t) { return !t.window.empty(); };
   if (p2p)
-    n += fmt::format("; latency: one iteration is one round trip (up to 64 back to back per barrier), bw and "
-                     "bibw: a window of {} messages per iteration", o.window);
+    n += fmt::format("; {}: one iteration is one round trip (up to 64 back to back per barrier), {}: a window "
+                     "of {} messages per iteration",
+                     test_names_where(round_trips), test_names_where(windowed), o.window);
   return n;
 }
 
@@ -148,21 +138,26 @@ bool has_pair(const RunOptions& o) {
 }
 
 // The cases of a p2p test's concurrent patterns, one per step and transport
-// (reference rows run one pair at a time only).
+// (reference rows run one pair at a time only; a test without a pattern
+// variant, one pair at a time too).
 template <typename Note>
 void plan_patterns(const RunOptions& o, const TestInfo& ti, int n, CaseParams c, std::vector<Planned>& out,
                    Note& note) {
   for (auto& p : o.patterns) {
     if (p == "pair") continue;
+    if (!ti.create_on_pattern) {
+      note(fmt::format("--pattern {}: {} runs one pair at a time only", p, ti.name));
+      continue;
+    }
     for (auto& r : o.references)
       if (find_reference(r, c.test))
         note(fmt::format("--pattern {}: reference '{}' runs with --pattern pair only", p, r));
     c.pattern = p;
     c.slots = o.slots;
     if (ti.complete) ti.complete(c, o.sizes.back(), n);
-    for (int k = 0; k < patterns::steps(p, c.test, n); ++k) {
+    for (int k = 0; k < patterns::steps(p, ti.traits.directions, n); ++k) {
       c.step = k;
-      c.flows = patterns::flows(p, c.test, n, k);
+      c.flows = patterns::flows(p, ti.traits.directions, n, k);
       for (auto& t : o.transports) {
         c.transport = t;
         out.push_back({{c.test, t, false, c.mem, c.path, p}, c});
@@ -174,21 +169,23 @@ void plan_patterns(const RunOptions& o, const TestInfo& ti, int n, CaseParams c,
 // Every case of the run, in the order it will execute, with skip notes.
 std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& notes) {
   std::vector<Planned> out;
+  const bool pair = has_pair(o);
   std::set<std::string> noted;
   auto note = [&](std::string s) { if (noted.insert(s).second) notes.push_back(std::move(s)); };
   std::set<std::string> slots_capped;  // tests whose --slots N was cut (noted once, at the first size)
   for (auto& test : o.tests) {
     const TestInfo& ti = *find_test(test);
+    const bool p2p = ti.traits.point_to_point();
     for (MemKind mem : o.mems) {
       std::vector<Path> paths = mem == MemKind::host ? std::vector<Path>{Path::direct} : o.paths;
       for (Path path : paths) {
         std::vector<std::pair<DType, Op>> kinds;
-        if (ti.point_to_point) kinds.emplace_back(DType::f32, Op::sum);
+        if (p2p) kinds.emplace_back(DType::f32, Op::sum);
         else for (DType d : o.dtypes) for (Op op : o.ops) kinds.emplace_back(d, op);
         for (auto [dtype, op] : kinds)
           for (std::size_t bytes : o.sizes) {
-            CaseParams c = base_params(o, test, mem, path);
-            c.has_dtype = !ti.point_to_point;
+            CaseParams c = base_params(o, ti, mem, path);
+            c.has_dtype = !p2p;
             c.dtype = dtype;
             c.op = op;
             std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
@@ -213,10 +210,10 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
             if (c.bytes != bytes)
               note(fmt::format("{} B is not a whole number of {} ({} B each): rounded down to {} B",
                                bytes, dtype_name(dtype), unit, c.bytes));
-            auto pairs = ti.point_to_point && has_pair(o) ? pairs_for(o.pairs, n)
-                         : ti.point_to_point               ? std::vector<std::pair<int, int>>{}
-                                                           : std::vector<std::pair<int, int>>{{-1, -1}};
-            if (ti.point_to_point) plan_patterns(o, ti, n, c, out, note);
+            auto pairs = p2p && pair ? pairs_for(o.pairs, n)
+                         : p2p       ? std::vector<std::pair<int, int>>{}
+                                     : std::vector<std::pair<int, int>>{{-1, -1}};
+            if (p2p) plan_patterns(o, ti, n, c, out, note);
             for (auto [src, dst] : pairs) {
               c.src = src;
               c.dst = dst;
@@ -238,8 +235,11 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
                 r.transport = rname;
                 r.reference = true;
                 // Point-to-point reference rows (NCCL send/recv, copies) time
-                // a library or a copy engine and verify no data.
-                if (ti.point_to_point) r.check = CheckMode::none;
+                // a library or a copy engine and verify no data; the
+                // libraries' own collectives choose their own chunks.
+                r.traits.checks_data = !p2p;
+                r.traits.chunk = {};
+                if (!r.traits.checks_data) r.check = CheckMode::none;
                 if (std::string why = ref->cannot_run(r); !why.empty()) {
                   std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(mem), dtype_name(dtype), op_name(op))
                                                  : fmt::format("{} {}", test, mem_name(mem));
@@ -260,14 +260,14 @@ std::vector<Planned> plan(const RunOptions& o, int n, std::vector<std::string>& 
 
 class Sweep {
  public:
-  Sweep(Bootstrap& boot, const RunOptions& o, std::vector<std::unique_ptr<ResultSink>>& sinks,
+  Sweep(Bootstrap& boot, const RunOptions& o, const RunPlan& plan, std::vector<std::unique_ptr<ResultSink>>& sinks,
         RunMetadata& meta)
-      : boot_(boot), opt_(o), sinks_(sinks), meta_(meta),
+      : boot_(boot), opt_(o), plan_(plan), sinks_(sinks), meta_(meta),
         peers_(needed_peers(o, boot.size(), boot.rank())) {}
 
   SweepTotals run() {
-    std::vector<std::string> notes;
-    std::vector<Planned> cases = plan(opt_, boot_.size(), notes);
+    const std::vector<Planned>& cases = plan_.cases;
+    std::vector<std::string> notes = plan_.notes;
     notes.insert(notes.begin(), iterations_note(opt_));
     meta_.facts.emplace_back("timer", timer_description());
     if (std::any_of(opt_.mems.begin(), opt_.mems.end(),
@@ -337,9 +337,10 @@ class Sweep {
     int severity = 0;  // 1: this combination is unsupported, 2: the transport is unusable
     try {
       lane.transport = key.reference ? nullptr : transport(key);
+      const TestInfo& ti = *find_test(key.test);
       lane.test = key.reference            ? find_reference(key.name, key.test)->create()
-                  : !key.pattern.empty() ? patterns::make_test(key.test, key.pattern, boot_.size())
-                                         : find_test(key.test)->create();
+                  : !key.pattern.empty() ? ti.create_on_pattern(key.pattern, boot_.size())
+                                         : ti.create();
     } catch (const UnsupportedError& e) {
       err = e.what();
       severity = 1;
@@ -422,13 +423,14 @@ class Sweep {
       rec.checked_iters = std::max(rec.checked_iters, static_cast<std::uint64_t>(all[r * row + ran.iters + 1]));
     }
     const TestInfo& ti = *find_test(c.test);
-    summarize_record(rec, ti.algbw_bytes(ran), ti.busbw_factor(rec.ranks));
+    summarize_record(rec, ti.bytes_moved(ran), ti.bus_factor(rec.ranks));
     record_path(boot_, lane.transport, rec, copies_);
     return rec;
   }
 
   Bootstrap& boot_;
   const RunOptions& opt_;
+  const RunPlan& plan_;
   std::vector<std::unique_ptr<ResultSink>>& sinks_;
   RunMetadata& meta_;
   std::vector<int> peers_;
@@ -442,9 +444,14 @@ class Sweep {
 
 }  // namespace
 
-MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
-  std::vector<std::string> notes;
-  const std::vector<Planned> cases = plan(opt, ranks, notes);
+RunPlan plan_run(const RunOptions& opt, int ranks) {
+  RunPlan p;
+  p.cases = plan(opt, ranks, p.notes);
+  return p;
+}
+
+MemoryNeed memory_need(const RunOptions& opt, const RunPlan& plan, int ranks, int rank) {
+  const std::vector<Planned>& cases = plan.cases;
   const std::map<LaneKey, std::size_t> last = last_case(cases);
   const std::size_t max = opt.sizes.back();
   // Replays Sweep::run: a lane takes its buffers through the cache at its
@@ -460,7 +467,7 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
       if (k.reference) {
         if (const auto& hook = find_reference(k.name, k.test)->footprint) f = hook(max, ranks);
       } else if (const auto& hook = find_test(k.test)->footprint) {
-        f = hook(FootprintArgs{k.test, max, ranks, rank, k.pattern});
+        f = hook(FootprintArgs{find_test(k.test)->traits, max, ranks, rank, k.pattern});
       }
       std::vector<std::size_t> held = model[k.mem].take(f.buffers);
       model[MemKind::host].hold(f.host);
@@ -481,17 +488,16 @@ MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank) {
   return need;
 }
 
-std::string nothing_to_run(const RunOptions& opt, int ranks) {
-  std::vector<std::string> notes;
-  if (!plan(opt, ranks, notes).empty()) return {};
+std::string nothing_to_run(const RunPlan& plan) {
+  if (!plan.cases.empty()) return {};
   std::string why;
-  for (const std::string& n : notes) why += (why.empty() ? "" : "; ") + n;
+  for (const std::string& n : plan.notes) why += (why.empty() ? "" : "; ") + n;
   return "no case to run: " + (why.empty() ? std::string("the sweep is empty") : why);
 }
 
-SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
+SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta) {
-  return Sweep(boot, opt, sinks, meta).run();
+  return Sweep(boot, opt, plan, sinks, meta).run();
 }
 
 }  // namespace gdr

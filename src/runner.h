@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/bootstrap.h"
@@ -13,6 +14,31 @@
 
 namespace gdr {
 
+// One way of running a test in one (mem, path): our test over a transport,
+// or a library's reference collective.
+struct LaneKey {
+  std::string test, name;
+  bool reference;
+  MemKind mem;
+  Path path;
+  std::string pattern = {};  // p2p over a concurrent pattern; empty: one pair at a time
+  auto operator<=>(const LaneKey&) const = default;
+};
+
+struct Planned {
+  LaneKey key;
+  CaseParams params;
+};
+
+// Every case of the run in the order it will execute, and the notes of what
+// was skipped or changed. Planned once (plan_run); the checks before the
+// sweep and the sweep read the same plan.
+struct RunPlan {
+  std::vector<Planned> cases;
+  std::vector<std::string> notes;
+};
+RunPlan plan_run(const RunOptions& opt, int ranks);
+
 struct SweepTotals {
   int cases = 0;
   std::uint64_t wrong = 0;
@@ -20,12 +46,12 @@ struct SweepTotals {
 
 // `sinks` is empty on ranks other than 0. Throws UsageError when a requested
 // transport cannot run here, RunError/TimeoutError when a case fails.
-SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt,
+SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta);
 
 // "" when the sweep has at least one case, else one line saying why every
 // case was skipped (-b 3 -e 7 -d double: no size holds one element): bad input.
-std::string nothing_to_run(const RunOptions& opt, int ranks);
+std::string nothing_to_run(const RunPlan& plan);
 
 // Bytes of each memory kind one rank's buffers take at once: a lane (one
 // test or reference over one transport, memory kind and path) holds buffers
@@ -37,7 +63,7 @@ std::string nothing_to_run(const RunOptions& opt, int ranks);
 struct MemoryNeed {
   std::map<MemKind, std::size_t> bytes;  // kinds not listed: none
 };
-MemoryNeed memory_need(const RunOptions& opt, int ranks, int rank);
+MemoryNeed memory_need(const RunOptions& opt, const RunPlan& plan, int ranks, int rank);
 
 // Empty when this rank's buffers fit (memory_need against each kind's
 // capacity), else one line naming the size, the memory kind and the limit.

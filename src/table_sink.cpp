@@ -138,8 +138,9 @@ const std::vector<Column>& columns() {
       {"algbw", 8, [](T, R r) { return cell(r, "algbw_gbps"); }},
       {"busbw", 8, [](T, R r) { return cell(r, "busbw_gbps"); }},
       {"%peak", 6, [](T, R r) { return cell(r, "pct_peak", 1); }},
-      {"#wrong", 7, [](T, R r) {  // "-": an allreduce not checked
-         return r.params.check != CheckMode::none || r.params.test != "allreduce" ? cell(r, "wrong") : std::string("-");
+      {"#wrong", 7, [](T, R r) {  // "-": a collective not checked
+         return r.params.check != CheckMode::none || r.params.traits.point_to_point() ? cell(r, "wrong")
+                                                                                     : std::string("-");
        }},
       {"d/s", 7, [](T t, R r) { return t.speedup(r); }},
   };

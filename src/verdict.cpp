@@ -32,7 +32,7 @@ std::string Verdict::slower_than_mpi(const Groups& groups, const Key& key, const
   const Row *ours = nullptr, *theirs = nullptr;
   for (auto* r : rows)
     for (auto* m : mpi->second)
-      if (r->test == "bw" && m->test == "bw" && r->bytes == m->bytes && r->src == m->src &&
+      if (one_way_bandwidth(*r) && m->test == r->test && r->bytes == m->bytes && r->src == m->src &&
           (!ours || r->bytes > ours->bytes)) {
         ours = r;
         theirs = m;
@@ -46,7 +46,7 @@ std::string Verdict::slower_than_mpi(const Groups& groups, const Key& key, const
 void Verdict::add(const CaseRecord& r) {
   const CaseParams& c = r.params;
   if (c.reference || !(r.slowest.mean > 0)) return;
-  rows_.push_back({c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), c.bytes,
+  rows_.push_back({c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), c.traits, c.bytes,
                    c.src, r.busbw_gbps, r.slowest.mean * 1e6, r.pct_peak, r.peak_gbps > 0, r.via_host,
                    r.via_host_cause, r.path_unknown});
 }
@@ -61,8 +61,9 @@ std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string,
     const Row* bw = nullptr;
     const Row* lat = nullptr;
     for (auto* r : rows) {
-      if (r->test != "latency" && (!bw || r->busbw > bw->busbw)) bw = r;
-      if (r->test == "latency" && (!lat || r->time_us < lat->time_us)) lat = r;
+      const bool latency = r->traits.kind == TestKind::latency;
+      if (!latency && (!bw || r->busbw > bw->busbw)) bw = r;
+      if (latency && (!lat || r->time_us < lat->time_us)) lat = r;
     }
     std::string line = fmt::format("{} {} {}:", transport, mem, path);
     if (bw)
@@ -92,7 +93,7 @@ std::vector<std::string> Verdict::lines(const std::vector<std::pair<std::string,
         if (st == groups.end()) break;
         for (auto* s : st->second)
           if (s->test == d->test && s->bytes == d->bytes && s->src == d->src && (!best || d->bytes > best->bytes ||
-                                                                                 (d->bytes == best->bytes && d->test == "bw"))) {
+                                                                                 (d->bytes == best->bytes && one_way_bandwidth(*d)))) {
             best = d;
             factor = d->time_us > 0 ? s->time_us / d->time_us : 0;
           }

@@ -24,6 +24,7 @@ class Verdict {
  private:
   struct Row {
     std::string test, transport, mem, path;
+    TestTraits traits;
     std::size_t bytes = 0;
     int src = -1;
     double busbw = 0, time_us = 0, pct = 0;
@@ -34,6 +35,10 @@ class Verdict {
   using Key = std::tuple<std::string, std::string, std::string>;  // transport, mem, path
   using Groups = std::map<Key, std::vector<const Row*>>;
   static std::string slower_than_mpi(const Groups& groups, const Key& key, const std::vector<const Row*>& rows);
+  // One-way streaming rows (bw): the verdict's like-for-like comparisons.
+  static bool one_way_bandwidth(const Row& r) {
+    return r.traits.kind == TestKind::bandwidth && r.traits.directions == 1;
+  }
   std::vector<Row> rows_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <optional>
 
 #include <thread>
@@ -36,6 +37,42 @@ TransportRegistrar::TransportRegistrar(TransportInfo info) {
   transport_registry().push_back(std::move(info));
 }
 
+namespace {
+
+[[noreturn]] void pending_timeout(Transport& t, std::span<const Request> reqs, const char* done, std::size_t left,
+                                  const Bootstrap& boot) {
+  std::size_t i = 0;
+  while (i + 1 < reqs.size() && done[i]) ++i;
+  throw TimeoutError(fmt::format(
+      "{}: timed out after {:g} s waiting for {} of {} B {} {} over {} during {} ({} of {} "
+      "operations still pending); roll call: {}",
+      boot.me(), boot.timeout(), reqs[i].is_send ? "a send" : "a receive", reqs[i].bytes,
+      reqs[i].is_send ? "to" : "from", boot.who(reqs[i].peer), t.name(), activity(), left, reqs.size(),
+      boot.roll_call()));
+}
+
+// The one wait loop of the data path: polls until `left` requests are done;
+// on_done(i) may append to reqs (and done), which adds to what is left.
+template <class Reqs, class Done, class OnDone>
+void poll_until_done(Transport& t, Reqs& reqs, Done& done, std::size_t left, const Bootstrap& boot,
+                     OnDone&& on_done, bool yield) {
+  for (WaitLoop loop(boot.timeout()); left > 0;) {
+    for (std::size_t i = 0; i < reqs.size(); ++i)
+      if (!done[i] && t.test(reqs[i])) {
+        done[i] = 1;
+        --left;
+        const std::size_t before = reqs.size();
+        on_done(i);
+        left += reqs.size() - before;
+      }
+    if (left > 0 && yield) std::this_thread::yield();
+    if (left == 0 || !loop.tick() || !loop.expired()) continue;
+    pending_timeout(t, std::span<const Request>(reqs.data(), reqs.size()), &done[0], left, boot);
+  }
+}
+
+}  // namespace
+
 // The hot path of every timed p2p loop (a ping-pong of 8 B waits twice per
 // round trip, at a fraction of a microsecond): no heap for a few requests,
 // and the clock read only once the wait has spun a while.
@@ -43,23 +80,13 @@ void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot
   char few[8] = {};
   std::vector<char> many(reqs.size() > sizeof few ? reqs.size() : 0, 0);
   char* done = many.empty() ? few : many.data();
-  std::size_t left = reqs.size();
-  for (WaitLoop loop(boot.timeout()); left > 0;) {
-    for (std::size_t i = 0; i < reqs.size(); ++i)
-      if (!done[i] && t.test(reqs[i])) {
-        done[i] = 1;
-        --left;
-      }
-    if (left == 0 || !loop.tick() || !loop.expired()) continue;
-    for (std::size_t i = 0; i < reqs.size(); ++i)
-      if (!done[i])
-        throw TimeoutError(fmt::format(
-            "{}: timed out after {:g} s waiting for {} of {} B {} {} over {} during {} ({} of {} "
-            "operations still pending); roll call: {}",
-            boot.me(), boot.timeout(), reqs[i].is_send ? "a send" : "a receive", reqs[i].bytes,
-            reqs[i].is_send ? "to" : "from", boot.who(reqs[i].peer), t.name(), activity(), left,
-            reqs.size(), boot.roll_call()));
-  }
+  poll_until_done(t, reqs, done, reqs.size(), boot, [](std::size_t) {}, false);
+}
+
+void wait_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done, const Bootstrap& boot,
+              const std::function<void(std::size_t)>& on_done, bool yield) {
+  const auto left = reqs.size() - static_cast<std::size_t>(std::count(done.begin(), done.end(), 1));
+  poll_until_done(t, reqs, done, left, boot, on_done, yield);
 }
 
 void wait_one(Transport& t, const Request& req, const Bootstrap& boot) {

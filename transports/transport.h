@@ -104,6 +104,11 @@ class Transport {
 // TimeoutError naming this rank, the peer it waited for and activity().
 void wait_all(Transport& t, std::span<const Request> reqs, const Bootstrap& boot);
 void wait_one(Transport& t, const Request& req, const Bootstrap& boot);
+// The same loop over a set that grows (the concurrent patterns'): on_done(i)
+// runs as reqs[i] completes and may append to reqs, and to done with it
+// (0 pending, 1 done); yield: give the CPU up between polls (more ranks than cores).
+void wait_all(Transport& t, std::vector<Request>& reqs, std::vector<char>& done, const Bootstrap& boot,
+              const std::function<void(std::size_t)>& on_done, bool yield);
 
 // Registry: a transport folder adds one line `GDR_REGISTER_TRANSPORT(...)`.
 struct TransportInfo {

@@ -42,7 +42,7 @@ RUNS = {
 TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|times|time_us|start_utc|end_utc|"
                     r"git_commit|gdrbench_version|scale\..*)$")
 NUMBER = re.compile(r"\d+(\.\d+)?([eE][-+]?\d+)?")
-HEX = re.compile(r"\b[0-9a-f]{7,40}\b")
+HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}\b")  # a commit id; a number of 7+ digits is a NUMBER
 
 
 def mask(text: str) -> str:
@@ -98,7 +98,9 @@ def h5_items(path: str, exe: str) -> dict[str, object]:
             v = type(v).__name__
         elif isinstance(v, str):
             v = v.replace(exe, "BIN")
-            if where.startswith("/environment") or key in ("verdict", "timer"):
+            if where.startswith("/environment"):  # OMPI_COMMAND: the binary's own name
+                v = mask(v.replace(os.path.basename(exe), "BIN"))
+            elif key in ("verdict", "timer"):
                 v = mask(v)
         elif isinstance(v, np.generic):
             v = v.item()

@@ -18,7 +18,7 @@ def link_heatmap(table, hosts, size_index=-1, labels=None) -> bytes | None:
     """One size of a LinkTable: rank matrix and host-aggregate matrix side by side.
     Bandwidth tests show GB/s (dark = slow), latency shows one-way us (dark = slow).
     labels: one per rank (rank_labels), else 'rank host'."""
-    lat = table.test == "latency"
+    lat = table.test_kind == "latency"
     field = "time_us" if lat else "algbw_gbps"
     m = getattr(table, field)[size_index]
     if not np.isfinite(m).any():

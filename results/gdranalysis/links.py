@@ -14,6 +14,8 @@ import dataclasses
 
 import numpy as np
 
+from .schema import directions, test_kind
+
 LINK_PATTERNS = ("pair", "rounds")
 
 
@@ -25,6 +27,7 @@ class LinkTable:
     mem: str
     path: str
     pattern: str
+    test_kind: str       # "latency" or "bandwidth" (schema.test_kind)
     ranks: int
     bytes: np.ndarray    # [S]
     time_us: np.ndarray  # [S, ranks, ranks] (sender, receiver), NaN where not measured
@@ -48,16 +51,13 @@ class LinkTable:
         return out, names
 
 
-def _bytes_moved(test, nbytes):
-    return 2.0 * nbytes if test == "bibw" else float(nbytes)
-
-
 def link_tables(run) -> list:
     """LinkTables of `run`: from its /links when written, else from its cases."""
     if run.links:
         return [LinkTable(name=n, test=str(g["attrs"].get("test")), transport=str(g["attrs"].get("transport")),
                           mem=str(g["attrs"].get("mem")), path=str(g["attrs"].get("path")),
-                          pattern=str(g["attrs"].get("pattern")), ranks=int(g["attrs"].get("ranks", run.nranks)),
+                          pattern=str(g["attrs"].get("pattern")), test_kind=test_kind(g["attrs"]),
+                          ranks=int(g["attrs"].get("ranks", run.nranks)),
                           bytes=g["bytes"], time_us=g["time_us"], algbw_gbps=g["algbw_gbps"])
                 for n, g in sorted(run.links.items())]
     return tables_from_cases(run)
@@ -71,12 +71,12 @@ def tables_from_cases(run) -> list:
             continue
         key = (a["test"], a["transport"], a["mem"], a["path"], c.pattern)
         n = c.times.shape[0]
-        g = groups.setdefault(key, {"ranks": n, "cells": {}})
+        g = groups.setdefault(key, {"ranks": n, "cells": {}, "kind": test_kind(a)})
         med = c.rank_medians()
         for s, d in c.links():
             if 0 <= s < n and 0 <= d < n:
                 t = med[s]
-                bw = _bytes_moved(a["test"], a["bytes"]) / t / 1e9 if t > 0 else np.nan
+                bw = directions(a) * float(a["bytes"]) / t / 1e9 if t > 0 else np.nan
                 g["cells"].setdefault(a["bytes"], {})[(s, d)] = (t * 1e6, bw)
     out = []
     for (test, tr, mem, path, pat), g in sorted(groups.items()):
@@ -88,6 +88,7 @@ def tables_from_cases(run) -> list:
             for (s, d), (tu, gb) in g["cells"][b].items():
                 t[i, s, d], bw[i, s, d] = tu, gb
         out.append(LinkTable(name=f"{test}_{tr}_{mem}_{path}_{pat}", test=test, transport=tr, mem=mem,
-                             path=path, pattern=pat, ranks=n, bytes=np.array(sizes, dtype=np.int64),
+                             path=path, pattern=pat, test_kind=g["kind"], ranks=n,
+                             bytes=np.array(sizes, dtype=np.int64),
                              time_us=t, algbw_gbps=bw))
     return out

@@ -15,10 +15,9 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
-from .schema import Case, Run, format_bytes  # noqa: E402
+from .schema import Case, Run, format_bytes, test_kind, test_order  # noqa: E402
 
 DPI = 100
-TEST_ORDER = ["allreduce", "latency", "bw", "bibw"]
 
 
 def _png(fig) -> bytes:
@@ -28,9 +27,16 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+def _ordered(attrs) -> list:
+    """The test names of these case attributes, collectives first (schema.test_order)."""
+    first = {}
+    for a in attrs:
+        first.setdefault(a["test"], a)
+    return sorted(first, key=lambda t: test_order(first[t]))
+
+
 def _tests(cases):
-    present = {c.attrs["test"] for c in cases}
-    return [t for t in TEST_ORDER if t in present] + sorted(present - set(TEST_ORDER))
+    return _ordered(c.attrs for c in cases)
 
 
 def _bytes_axis(ax):
@@ -92,6 +98,7 @@ def metric_vs_size(run: Run, metric: str) -> bytes | None:
     fig, axes = plt.subplots(nrow, ncol, figsize=(6.2 * ncol, 4.2 * nrow), squeeze=False)
     for ax, test in zip(axes.flat, tests):
         cases = [c for c in run.cases if c.attrs["test"] == test]
+        kind = test_kind(cases[0].attrs)
         ser = _series(cases, value)
         for i, (name, pts) in enumerate(sorted(ser.items())):
             xs = np.array(sorted(pts))
@@ -104,7 +111,7 @@ def metric_vs_size(run: Run, metric: str) -> bytes | None:
         _bytes_axis(ax)
         ax.set_yscale("log")
         ax.set_ylabel(ylabel)
-        unit = {"latency": " (one way)", "bw": " (per message)", "bibw": " (per message)"}.get(test, "")
+        unit = {"latency": " (one way)", "bandwidth": " (per message)"}.get(kind, "")
         ax.set_title(f"{test}{unit if metric == 'latency' else ''}", fontsize=11)
         if ser:
             ax.legend(fontsize=8, loc="best")
@@ -221,8 +228,7 @@ def comparison(cmp) -> bytes | None:
     rows = [r for r in cmp.cases if np.isfinite(r.ratio)]
     if not rows:
         return None
-    tests = [t for t in TEST_ORDER if any(r.key["test"] == t for r in rows)]
-    tests += sorted({r.key["test"] for r in rows} - set(tests))
+    tests = _ordered(r.key for r in rows)
     ncol = min(2, len(tests))
     nrow = math.ceil(len(tests) / ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(6.2 * ncol, 4.2 * nrow), squeeze=False)

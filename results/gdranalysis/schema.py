@@ -28,8 +28,18 @@ INT_FIELDS = {"reference", "ranks", "bytes", "count", "iters", "warmup", "check"
 STR_FIELDS = {"test", "transport", "mem", "path", "dtype", "op"}
 REQUIRED_CASE_ATTRS = STR_FIELDS | {"reference", "ranks", "bytes", "src", "dst"}
 REQUIRED_ROOT_ATTRS = ("schema_version",)
-# Version 1 wrote these on every case; version 2 only where they apply.
-WINDOW_TESTS = ("bw", "bibw")
+# What a test is (collectives/test.h's TestTraits) comes from each case's own
+# attributes: test_kind, directions, and window_means / chunk_means where the
+# test has a window or a chunk. Files written before gdrbench wrote them carry
+# only the test's name: these four rows stand in for them there, and are the
+# only place the analysis knows a test by its name.
+LEGACY_TRAITS = {
+    "allreduce": {"test_kind": "collective", "directions": 1, "window": False, "chunk": True},
+    "latency": {"test_kind": "latency", "directions": 1, "window": False, "chunk": False},
+    "bw": {"test_kind": "bandwidth", "directions": 1, "window": True, "chunk": False},
+    "bibw": {"test_kind": "bandwidth", "directions": 2, "window": True, "chunk": False},
+}
+KIND_ORDER = ("collective", "latency", "bandwidth")
 MAX_RANKS = 1 << 24  # more than any machine has; a bigger count is a damaged file
 
 
@@ -464,14 +474,39 @@ def _read(path, f) -> Run:
                gpus=devices["gpu"], hcas=devices["hca"])
 
 
+def _legacy(a) -> dict:
+    return LEGACY_TRAITS.get(a.get("test"), {"test_kind": "collective", "directions": 1, "window": False,
+                                             "chunk": False})
+
+
+def test_kind(a) -> str:
+    """`collective`, `latency` (a round trip, time one way) or `bandwidth` (time per message)."""
+    return str(a["test_kind"]) if "test_kind" in a else _legacy(a)["test_kind"]
+
+
+def directions(a) -> int:
+    """2 where both ends send at once (bibw): bytes moved = directions x bytes."""
+    return int(a["directions"]) if "directions" in a else _legacy(a)["directions"]
+
+
+def point_to_point(a) -> bool:
+    return test_kind(a) != "collective"
+
+
+def test_order(a) -> tuple:
+    """Collectives, then latency, then bandwidth tests, one-way first: the order of plots."""
+    k = test_kind(a)
+    return (KIND_ORDER.index(k) if k in KIND_ORDER else len(KIND_ORDER), directions(a), str(a.get("test")))
+
+
 def uses_window(a) -> bool:
-    """As src/results.cpp: bw and bibw rows, with their reference rows."""
-    return a.get("test") in WINDOW_TESTS
+    """As src/results.cpp: the rows of a test with a window, with their reference rows."""
+    return "window_means" in a if "test_kind" in a else _legacy(a)["window"]
 
 
 def uses_chunk(a) -> bool:
-    """As src/results.cpp: our ring allreduce, not the libraries' collectives."""
-    return a.get("test") == "allreduce" and not a.get("reference")
+    """As src/results.cpp: our rows of a test with a chunk, not the libraries' collectives."""
+    return "chunk_means" in a if "test_kind" in a else _legacy(a)["chunk"] and not a.get("reference")
 
 
 def _as_version_2(a):
@@ -482,7 +517,7 @@ def _as_version_2(a):
         a.pop("window", None)
     if not uses_chunk(a):
         a.pop("chunk_bytes", None)
-    if a.get("test") == "allreduce" and a.get("ranks") == 1 and "busbw_gbps" in a:
+    if test_kind(a) == "collective" and a.get("ranks") == 1 and "busbw_gbps" in a:
         a["busbw_gbps"] = 0.0
 
 

@@ -119,7 +119,9 @@ def _case(cases, k, nbytes, n, iters, step, flows, t, case_time):
     g["flows"] = np.array(flows, dtype=np.int32).reshape(-1, 2)
     us = t[np.isfinite(t)] * 1e6
     slowest = np.nanmax(t, axis=0)
-    g.attrs.update({"test": "bw", "transport": "mpi", "mem": "host", "path": "direct", "dtype": "byte",
+    g.attrs.update({"test": "bw", "test_kind": "bandwidth", "directions": 1, "checks_data": 1,
+                    "window_means": "messages in flight per iteration",
+                    "transport": "mpi", "mem": "host", "path": "direct", "dtype": "byte",
                     "op": "none", "reference": 0, "ranks": n, "bytes": nbytes, "count": nbytes, "src": -1,
                     "dst": -1, "iters": iters, "iters_auto": 1, "warmup": 3, "window": 2, "slots": 2,
                     "check": 1, "wrong": 0, "pattern": "rounds", "step": step, "case_time_s": case_time,
@@ -132,8 +134,8 @@ def _case(cases, k, nbytes, n, iters, step, flows, t, case_time):
 
 def _links(f, sizes, truth):
     g = f.create_group("links").create_group("bw_mpi_host_direct_rounds")
-    g.attrs.update({"test": "bw", "transport": "mpi", "mem": "host", "path": "direct", "pattern": "rounds",
-                    "ranks": truth.shape[1]})
+    g.attrs.update({"test": "bw", "test_kind": "bandwidth", "directions": 1, "transport": "mpi", "mem": "host",
+                    "path": "direct", "pattern": "rounds", "ranks": truth.shape[1]})
     g["bytes"] = np.array(sizes, dtype=np.int64)
     t = np.exp(truth)
     g["time_us"] = t * 1e6

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from .schema import InputError, load_run
+from .schema import InputError, directions, load_run, test_kind
 
 MAD_SD = 1.4826
 TAIL_SD = 4.0      # a per-size deviation beyond this many sd is a tail event
@@ -90,7 +90,8 @@ def _link_residuals(run, exclude):
     out = {}
     for c in run.cases:
         a = c.attrs
-        if a["test"] != "bw" or c.pattern != "rounds" or a["reference"]:
+        one_way_bw = test_kind(a) == "bandwidth" and directions(a) == 1
+        if not one_way_bw or c.pattern != "rounds" or a["reference"]:
             continue
         med = c.rank_medians()
         slot = out.setdefault(a["bytes"], ({}, [], []))

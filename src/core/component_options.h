@@ -54,6 +54,7 @@ struct SettingSpec {
   std::string env;   // "GDR_STAGE_CHUNK"; empty: flag only
   std::string help;  // one line: --help, the man page, the error line of a bad variable
   std::string default_text = {};  // shown as the flag's default in --help
+  std::string type_name = "TEXT";  // the flag's value in --help and the man page ("INT")
 };
 
 // One setting of a component whose settings are the struct S.

@@ -19,13 +19,15 @@ run_job() {
     setsid sh -c 'echo $$ >"$1/pid"; exec sh "$1/cmd"' sh "$d" </dev/null >>"$d/out" 2>&1
     echo $? >"$d/rc.tmp" && mv "$d/rc.tmp" "$d/rc"
   ) &
+  # Checked once a second: each check forks, and forks are dear under
+  # emulation while the job runs beside them.
   sig=TERM n=0
   until [ -e "$d/rc" ]; do
     if [ -e "$d/kill" ] && [ -s "$d/pid" ]; then
       kill -"$sig" -"$(cat "$d/pid")" 2>/dev/null
-      n=$((n + 1)); [ $n -ge 25 ] && sig=KILL  # 5 s to end on TERM
+      n=$((n + 1)); [ $n -ge 5 ] && sig=KILL  # 5 s to end on TERM
     fi
-    sleep 0.2
+    sleep 1
   done
   [ -s "$d/pid" ] && kill -KILL -"$(cat "$d/pid")" 2>/dev/null
   wait

@@ -30,8 +30,9 @@
 # --guest DIR:   run in the guest(s) `guest.sh start DIR` keeps up (with
 #                --nodes 2 a pair) instead of booting new ones; --results
 #                must be a folder under DIR. With --nodes 2, node2's qdisc
-#                on eth0 is removed again after the run (--node2-setup's
-#                netem does not outlive the case); --node2 is refused.
+#                on eth0 and any gdrbench or orted left there are removed
+#                before and after the run (--node2-setup's netem does not
+#                outlive the case); --node2 is refused.
 # Example: run.sh --ranks 2 -- -t allreduce -T verbs -b 8 -e 64K
 set -euo pipefail
 
@@ -95,7 +96,9 @@ if [[ -n $guest ]]; then
     for ((i = 1; i < ${#envs[@]}; i += 2)); do mpi_cmd+=(-x "${envs[i]%%=*}"); done
     mpi_cmd+=("$build/gdrbench" run "$@")
     # One line: the guest's dash reads the command as printf %q wrote it.
-    script='relay=$1 setup=$2 before=$3; shift 3; reset() { "$relay" node2 "tc qdisc del dev eth0 root 2>/dev/null; true" >/dev/null 2>&1; }; trap "reset; exit 143" TERM INT; if [ -n "$setup" ]; then r=$("$relay" node2 "($setup) >&2; echo setup-exit=\$?" 2>&1); case $r in *setup-exit=0*) ;; *) echo "run.sh: node2 setup failed: $r"; reset; exit 125 ;; esac; fi; (eval "${before:-:}") & "$@"; rc=$?; [ -z "$setup" ] || reset; exit $rc'
+    # tidy: node2 as a fresh guest would be (no qdisc, nothing left of an
+    # earlier case: its ranks would steal node2's CPU), before and after.
+    script='relay=$1 setup=$2 before=$3; shift 3; tidy() { "$relay" node2 "tc qdisc del dev eth0 root 2>/dev/null; p=\$(pidof gdrbench orted); [ -z \"\$p\" ] || { echo \"run.sh: left on node2 ($1): \$p\"; kill -9 \$p; }; true" 2>&1; }; trap "tidy after; exit 143" TERM INT; tidy before; if [ -n "$setup" ]; then r=$("$relay" node2 "($setup) >&2; echo setup-exit=\$?" 2>&1); case $r in *setup-exit=0*) ;; *) echo "run.sh: node2 setup failed: $r"; tidy after; exit 125 ;; esac; fi; (eval "${before:-:}") & "$@"; rc=$?; tidy after; exit $rc'
     exec "$here/guest.sh" exec "$guest" "$results" --timeout "$timeout" "${envs[@]}" -- \
       sh -c "$script" sh "$here/relay.sh" "$setup" "$before" "${mpi_cmd[@]}"
   fi

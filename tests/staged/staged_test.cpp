@@ -188,6 +188,7 @@ void allreduce(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, std::size_t b
     for (Op op : kAllOps) {
       CaseParams c;
       c.test = "allreduce";
+      c.traits = find_test("allreduce")->traits;
       c.dtype = d;
       c.op = op;
       c.count = bytes / dtype_size(d);
@@ -217,6 +218,7 @@ void p2p(Bootstrap& boot, MemoryOps& mem, StagingConfig cfg, const std::string& 
     test->prepare(env, 5 * cfg.chunk_bytes + 3);
     CaseParams c;
     c.test = name;
+    c.traits = find_test(name)->traits;
     c.has_dtype = false;
     c.bytes = c.count = 5 * cfg.chunk_bytes + 3;
     c.iters = 3;

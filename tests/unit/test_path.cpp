@@ -145,6 +145,7 @@ namespace {
 gdr::CaseRecord row(const char* test, const char* mem, gdr::Path path, std::size_t bytes, double us, double busbw) {
   gdr::CaseRecord r;
   r.params.test = test;
+  r.params.traits = gdr::find_test(test)->traits;
   r.params.transport = "ucx";
   r.params.mem = std::string(mem) == "cuda" ? gdr::MemKind::cuda : gdr::MemKind::host;
   r.params.path = path;

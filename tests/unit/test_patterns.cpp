@@ -10,15 +10,18 @@
 namespace gdr::patterns {
 namespace {
 
+// The schedules take the test's directions, from its registered traits.
+int dirs(std::string_view test) { return find_test(test)->traits.directions; }
+
 TEST(Patterns, RoundsCoverEveryOrderedPairOnceWithEveryRankBusy) {
   for (int n = 2; n <= 33; ++n)
     for (const char* test : {"latency", "bw", "bibw"}) {
       std::map<Flow, int> seen;
-      const int k = steps("rounds", test, n);
+      const int k = steps("rounds", dirs(test), n);
       EXPECT_EQ(k, (std::string(test) == "bibw" ? 1 : 2) * (n % 2 ? n : n - 1)) << n << test;
       for (int s = 0; s < k; ++s) {
         std::map<int, int> busy;  // flows per rank in this step
-        for (auto [a, b] : flows("rounds", test, n, s)) {
+        for (auto [a, b] : flows("rounds", dirs(test), n, s)) {
           ASSERT_NE(a, b);
           ASSERT_TRUE(a >= 0 && a < n && b >= 0 && b < n);
           seen[{a, b}]++;
@@ -36,22 +39,22 @@ TEST(Patterns, RoundsCoverEveryOrderedPairOnceWithEveryRankBusy) {
 
 TEST(Patterns, IncastFanoutNeighbor) {
   const int n = 5;
-  ASSERT_EQ(steps("incast", "bw", n), n);
+  ASSERT_EQ(steps("incast", dirs("bw"), n), n);
   for (int r = 0; r < n; ++r) {
-    auto in = flows("incast", "bw", n, r), out = flows("fanout", "bw", n, r);
+    auto in = flows("incast", dirs("bw"), n, r), out = flows("fanout", dirs("bw"), n, r);
     ASSERT_EQ(in.size(), 4u);
     for (auto [a, b] : in) EXPECT_TRUE(b == r && a != r);
     for (auto [a, b] : out) EXPECT_TRUE(a == r && b != r);
   }
-  EXPECT_EQ(max_in("incast", "bw", n, 2), n - 1);
-  EXPECT_EQ(max_out("incast", "bw", n, 2), 1);
-  auto ring = flows("neighbor", "bw", n, 0);
+  EXPECT_EQ(max_in("incast", dirs("bw"), n, 2), n - 1);
+  EXPECT_EQ(max_out("incast", dirs("bw"), n, 2), 1);
+  auto ring = flows("neighbor", dirs("bw"), n, 0);
   ASSERT_EQ(ring.size(), 5u);
   for (auto [a, b] : ring) EXPECT_EQ(b, (a + 1) % n);
-  EXPECT_EQ(flows("neighbor", "latency", 2, 0).size(), 1u);  // never a pair both ways in a ping-pong
-  EXPECT_EQ(flows("neighbor", "bibw", 2, 0).size(), 2u);
-  EXPECT_EQ(peers("neighbor", "bw", n, 0), (std::vector<int>{1, 4}));  // lazy: only the ring's two
-  EXPECT_EQ(peers("rounds", "bw", n, 0), (std::vector<int>{1, 2, 3, 4}));
+  EXPECT_EQ(flows("neighbor", dirs("latency"), 2, 0).size(), 1u);  // never a pair both ways in a ping-pong
+  EXPECT_EQ(flows("neighbor", dirs("bibw"), 2, 0).size(), 2u);
+  EXPECT_EQ(peers("neighbor", dirs("bw"), n, 0), (std::vector<int>{1, 4}));  // lazy: only the ring's two
+  EXPECT_EQ(peers("rounds", dirs("bw"), n, 0), (std::vector<int>{1, 2, 3, 4}));
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ GDR_REGISTER_OPTIONS(reg_verbs_options, declare_options<V>(ComponentOptions::Own
     {{"--hca", "GDR_VERBS_HCA", "verbs: RDMA device[:port] (default: closest to the rank's GPU, else first active)"},
      parse_hca},
     // 8 bits: ibv_global_route.sgid_index.
-    {{"--gid-index", "GDR_VERBS_GID_INDEX", "verbs: GID index (default: first RoCE v2 GID)"},
+    {{"--gid-index", "GDR_VERBS_GID_INDEX", "verbs: GID index (default: first RoCE v2 GID)", "", "INT"},
      setting::whole(&V::gid_index, 0, 255)},
     {{"--verbs-mode", "GDR_VERBS_MODE",
       "verbs: how data lands: imm (WRITE WITH IMM, receiver polls its CQ), write (plain "

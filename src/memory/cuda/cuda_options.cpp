@@ -12,7 +12,7 @@ namespace gdr::cuda {
 namespace {
 
 GDR_REGISTER_OPTIONS(reg_cuda_options, declare_options<GpuSettings>(ComponentOptions::Owner::memory_kind, "cuda", {
-    {{"--device", "", "CUDA device for every rank (default: local rank mod count)"},
+    {{"--device", "", "CUDA device for every rank (default: local rank mod count)", "", "INT"},
      setting::whole(&GpuSettings::device, 0, 1'000'000)},
   },
   [](const GpuSettings& s, Bootstrap& boot) {

@@ -3,7 +3,10 @@ its flag and the flag's environment twin, with one bound for both, into the
 help, the man page's environment table and its own typed settings; the stock
 binary knows nothing of it.
 
-  test_example_transport.py GDRBENCH_EXAMPLE GDRBENCH"""
+It also counts, from the tree, the files outside this folder that name the
+transport (docs aside): the cost of adding one, for docs/developers.
+
+  test_example_transport.py GDRBENCH_EXAMPLE GDRBENCH SOURCE_DIR"""
 import os
 import subprocess
 import sys
@@ -11,7 +14,9 @@ import tempfile
 
 import h5py
 
-EXAMPLE, STOCK = sys.argv[1], sys.argv[2]
+EXAMPLE, STOCK, SOURCE = sys.argv[1], sys.argv[2], sys.argv[3]
+HERE = os.path.dirname(os.path.abspath(__file__))
+NAMES = ("example_transport", "ExampleSettings", "GDR_EXAMPLE_LANES", "example-lanes")
 ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
            OMPI_MCA_mpi_yield_when_idle="1")
 ARGS = ["run", "-T", "example", "-t", "latency,bw", "-b", "8", "-e", "64K", "-f", "8192", "-n", "3", "-w", "1",
@@ -44,7 +49,28 @@ def one_line_exit_2(r, needle, what):
     return lines[0]
 
 
+def files_outside():
+    """Source files outside this folder that name the transport (docs/ and build trees aside)."""
+    found = []
+    for top, dirs, files in os.walk(SOURCE):
+        dirs[:] = [d for d in dirs if not d.startswith((".", "build")) and os.path.join(top, d) != HERE
+                   and os.path.relpath(os.path.join(top, d), SOURCE) not in ("docs", "results/archive")]
+        for f in files:
+            path = os.path.join(top, f)
+            try:
+                with open(path, encoding="utf-8") as fh:
+                    text = fh.read()
+            except (UnicodeDecodeError, OSError):
+                continue
+            if any(n in text for n in NAMES):
+                found.append(os.path.relpath(path, SOURCE))
+    return sorted(found)
+
+
 def main():
+    outside = files_outside()
+    print(f"files outside its folder: {len(outside)} ({', '.join(outside)})")
+    check(outside == ["tests/contract/CMakeLists.txt"], f"adding the transport touched {outside}")
     check("--example-lanes" in sh([EXAMPLE, "run", "--help"]).stdout, "the flag is not in --help")
     check("GDR_EXAMPLE_LANES" in sh([EXAMPLE, "generate-docs", "man"]).stdout, "the twin is not in the man page")
     check("--example-lanes" not in sh([STOCK, "run", "--help"]).stdout, "the stock binary has the test's flag")
