@@ -260,7 +260,7 @@ FOREIGN_FLAGS = {
     "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
     "--without-verbs": "UCX configure", "--without-rdmacm": "UCX configure",
     "--password": "an example of a secret the environment filter drops",
-    "--example-lanes": "tests/example_transport/example_transport.cpp",
+    "--example-lanes": "tests/contract/example_transport/example_transport.cpp",
 }
 
 
