@@ -151,6 +151,28 @@ class Paths(unittest.TestCase):
         self.assertEqual(missing, [])
 
 
+def man_page():
+    """The man page the build generated (gdrbench generate-docs man)."""
+    path = os.path.join(BUILD, "share", "man", "man1", "gdrbench.1")
+    if os.path.isfile(path):
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    return subprocess.run([GDRBENCH, "generate-docs", "man"], text=True, stdout=subprocess.PIPE, check=True,
+                          timeout=120).stdout
+
+
+class Environment(unittest.TestCase):
+    def test_every_variable_is_documented(self):
+        """docs/operators/environment.md names every variable of the man page's ENVIRONMENT section."""
+        man = man_page()
+        section = man[man.index(".SH ENVIRONMENT"):]
+        section = section[:section.index(".SH", 4)]
+        declared = set(re.findall(r"GDR_[A-Z0-9_]*[A-Z0-9]", section))  # troff writes \fBGDR_TIMER\fR
+        self.assertTrue(declared)
+        page = read("docs/operators/environment.md")
+        self.assertEqual(sorted(n for n in declared if n not in page), [])
+
+
 class Readme(unittest.TestCase):
     def test_pypi_pins(self):
         """The README names every PyPI package the repository pins, with its version."""
@@ -238,7 +260,7 @@ FOREIGN_FLAGS = {
     "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
     "--without-verbs": "UCX configure", "--without-rdmacm": "UCX configure",
     "--password": "an example of a secret the environment filter drops",
-    "--example-lanes": "gdrbench_example, the test build's example transport (tests/example_transport)",
+    "--example-lanes": "tests/contract/example_transport/example_transport.cpp",
 }
 
 
@@ -253,7 +275,7 @@ class ProseFlags(unittest.TestCase):
                for f in re.findall(r"(?:^|\s)(--[a-z][\w-]*)", span) if f not in ours and f not in FOREIGN_FLAGS]
         self.assertEqual(sorted(set(bad)), [])
         for flag, owner in FOREIGN_FLAGS.items():
-            if owner.startswith("jobs/"):
+            if owner.startswith(("jobs/", "tests/")):
                 self.assertIn(flag, read(owner), f"{owner} has no {flag}")
 
 
