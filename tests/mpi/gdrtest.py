@@ -3,6 +3,7 @@
 Run with /usr/bin/python3 (Debian's python3-h5py and python3-numpy)."""
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -98,6 +99,19 @@ def job_pids(marker):
         if state != "Z" and any(marker in a for a in argv):
             out[int(d)] = argv
     return out
+
+
+def kill_job(p, marker):
+    """Leaves nothing of a test's job behind: the launcher's process group
+    (p, a Popen started with start_new_session) and every process whose
+    command line holds `marker`."""
+    if p.poll() is None:
+        os.killpg(p.pid, signal.SIGKILL)
+    for pid in job_pids(marker):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
 
 def rank_pids(marker):

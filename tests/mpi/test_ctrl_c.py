@@ -109,13 +109,7 @@ def run(a):
         rows = read_jsonl(jl)
         check(len(rows) in (len(cases), len(cases) + 1), f"{len(rows)} JSON rows, {len(cases)} cases")
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-        for pid in job_pids(h5):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_job(p, h5)
 
 
 if __name__ == "__main__":

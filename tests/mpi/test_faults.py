@@ -153,13 +153,7 @@ def attempt(a, scale):
             check(status == "interrupted" and "signal" in error, f"status {status!r}, {error!r}")
             check(p.returncode != 0, "exit status 0")
     finally:
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-        for pid in job_pids(h5):
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        kill_job(p, h5)
 
 
 if __name__ == "__main__":
