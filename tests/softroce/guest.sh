@@ -62,15 +62,7 @@ stop_guests() {
   for ((n = 0; n < 50; n++)); do any_up || return 0; sleep 0.2; done
 }
 
-# Two free neighbouring UDP ports on 127.0.0.1 for the guests' link.
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 30000))
-    ss -Huln "sport = :$p" 2>/dev/null | grep -q . || ss -Huln "sport = :$((p + 1))" | grep -q . ||
-      { echo "$p"; return; }
-  done
-}
+. "$here/free_port.sh"
 
 start() {
   local nodes=1 lifetime=3600 watch=$PPID

@@ -47,15 +47,7 @@ results=$(cd "$results" && pwd)
 rm -rf "$results/.stop" "$results/.setup-done" "$results/.setup-tmp" "$results/.vm-node1" "$results/.vm-node2"
 [[ $per_node =~ ^[1-9][0-9]*$ ]] || { echo "two_nodes.sh: --per-node $per_node: a count >= 1" >&2; exit 125; }
 
-# Two free UDP ports on 127.0.0.1 for the link (qemu binds them).
-free_port() {
-  local p
-  while :; do
-    p=$((20000 + RANDOM % 30000))
-    ss -Huln "sport = :$p" 2>/dev/null | grep -q . || ss -Huln "sport = :$((p + 1))" | grep -q . ||
-      { echo "$p"; return; }
-  done
-}
+. "$here/free_port.sh"
 p1=$(free_port) p2=$((p1 + 1))
 
 n2_pid=
