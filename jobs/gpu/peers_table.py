@@ -316,12 +316,12 @@ def gpu_variant(d, sizes, lat_sizes):
         detail = f"lowest {worst[1]:.3f} (needs {worst[2]}) at {worst[3]} B" if worst else "no data"
         verdict = "PASS" if ok else "FAIL"
         if not ok and not missing and worst is not None:
-            spans = [(p[0], ratio_interval(*p[3])) for p in pairs if p[1] < p[2] and len(p) > 3]
-            if len(spans) == sum(p[1] < p[2] for p in pairs) and all(iv and iv[1] >= p[2]
-                                                                      for (_, iv), p in zip(spans, [p for p in pairs if p[1] < p[2]])):
+            below = [p for p in pairs if p[1] < p[2]]
+            spans = [(p[0], len(p) > 3 and ratio_interval(*p[3]), p[2]) for p in below]
+            if all(iv and iv[1] >= need for _, iv, need in spans):
                 verdict, ok = "UNRESOLVED", True
                 detail += "; the rounds' spread, not a shown gap: " + ", ".join(
-                    f"{sz} B ratio in [{iv[0]:.3f}, {iv[1]:.3f}] ({iv[2]:.0%})" for sz, iv in spans)
+                    f"{sz} B ratio in [{iv[0]:.3f}, {iv[1]:.3f}] ({iv[2]:.0%})" for sz, iv, _ in spans)
         if missing:
             detail += f"; missing at {missing}"
         print(f"target [{name}] {label}: {verdict} ({detail})")
