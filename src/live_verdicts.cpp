@@ -19,8 +19,8 @@ GDR_REGISTER_OPTIONS(reg_live_options, declare_options<LiveSettings>(ComponentOp
       "one '# live suspect:' line and a JSON Lines record (on, off)", "on"},
      setting::one_of(&LiveSettings::mode, {"on", "off"})},
     {{"--live-min-slowdown", "GDR_LIVE_MIN_SLOWDOWN",
-      "live verdicts: a host link must be this much slower than its peers' median, percent (as suspects' "
-      "--min-slowdown)", "7", "PCT"},
+      "live verdicts: a host link must be this much slower than its peers' median, percent (the "
+      "threshold of suspects)", "7", "PCT"},
      [](std::string_view t, LiveSettings& s) -> std::string {
        std::string text(t);
        char* end = nullptr;

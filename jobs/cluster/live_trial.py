@@ -30,7 +30,7 @@ def _reader(stream, q):
 
 
 def trial(gdr, env, workdir, a, b, pct, onset_after=1, sizes=("32K", "128K"), case_time=0.2, limit_s=90):
-    """Returns a dict: onset (monotonic s or None), named [(host, host, seconds after onset)],
+    """pct None: no fault (a healthy run). Returns a dict: onset (monotonic s or None), named [(host, host, seconds after onset)],
     rc, stdout, the --output and --json paths. The fault is cleared before it returns."""
     h5, js = os.path.join(workdir, "live.h5"), os.path.join(workdir, "live.jsonl")
     hostfile = _sh(env, CLUSTER, "hostfile")
@@ -55,7 +55,7 @@ def trial(gdr, env, workdir, a, b, pct, onset_after=1, sizes=("32K", "128K"), ca
             out.append(line)
             if ROW.match(line):
                 rows += 1
-                if rows == onset_after and onset is None:
+                if rows == onset_after and onset is None and pct is not None:
                     _sh(env, FAULT, "link", a, b, str(pct))
                     onset = time.monotonic()
             m = LIVE.match(line)
