@@ -113,6 +113,7 @@ std::vector<LiveFinding> LiveVerdicts::add(const CaseRecord& r, const std::vecto
   const GroupKey key{c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), pattern,
                      c.bytes};
   Group& g = groups_[key];
+  rounds_seen_ = rounds_seen_ || pattern == "rounds";
   std::vector<std::pair<int, int>> links = pattern == "pair" ? std::vector<std::pair<int, int>>{{c.src, c.dst}}
                                                              : c.flows;
   std::vector<double> scratch;
@@ -179,6 +180,7 @@ std::vector<std::pair<LiveVerdicts::Block, int>> LiveVerdicts::judge(const Group
       Decision dec{false, std::exp(d), d / scale};
       dec.outlier = dec.z > kZ && dec.ratio > min_ratio_;
       decisions_[b][key] = dec;
+      judged_any_ = true;
       judged.emplace_back(b, static_cast<int>(others.size()));
     }
   }
@@ -243,7 +245,8 @@ std::vector<LiveFinding> LiveVerdicts::convict(const std::vector<std::pair<Block
 }
 
 std::string LiveVerdicts::summary() const {
-  if (!on_ || groups_.empty()) return {};
+  // Default `pair` runs (one pair a size) never have a baseline: nothing to say.
+  if (!on_ || (!judged_any_ && !rounds_seen_)) return {};
   std::string s = fmt::format("live verdicts: {} suspect(s) named during the run (host links against {} or more "
                               "others of their class, more than {:g} robust sd and {:g}% slower, convicted at P < "
                               "{:g} for a healthy outlier rate of {:g}%)",

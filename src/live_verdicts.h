@@ -82,6 +82,7 @@ class LiveVerdicts {
   std::set<std::string> named_;  // "hostlink gt2>gt4", "host gt3": never twice
   std::set<std::string> hosts_seen_;
   int convicted_ = 0;
+  bool judged_any_ = false, rounds_seen_ = false;
 };
 
 // Prints the line (stdout, flushed) and hands the record to every sink.
