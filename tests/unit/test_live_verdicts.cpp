@@ -59,12 +59,15 @@ std::vector<std::pair<int, LiveFinding>> feed(const Sim& sim, LiveSettings ls = 
   return out;
 }
 
+// 6 hosts: 30 host links a size, judged leave-out exactly; 12: 132, the others' median by index.
 TEST(LiveVerdicts, SlowedLinkNamedOnceEachWayAfterTheOnset) {
+  for (int hosts : {6, 12}) {
   Sim sim;
-  sim.onset = 15;  // mid-way through the second size (10 steps a size at 6 hosts)
+  sim.hosts = hosts;
+  sim.onset = 15;  // 6 hosts: mid-way through the second size (10 steps a size); 12: in the first (22)
   sim.slowed = [](int a, int b) { return (a == 2 && b == 4) || (a == 4 && b == 2); };
   auto got = feed(sim);
-  ASSERT_EQ(got.size(), 2u);
+  ASSERT_EQ(got.size(), 2u) << hosts;
   std::set<std::string> what;
   for (auto& [i, f] : got) {
     what.insert(f.what);
@@ -77,12 +80,14 @@ TEST(LiveVerdicts, SlowedLinkNamedOnceEachWayAfterTheOnset) {
     EXPECT_NE(f.json().find("\"record\":\"live_suspect\""), std::string::npos);
   }
   EXPECT_EQ(what, (std::set<std::string>{"h2>h4", "h4>h2"}));
+  }
 }
 
 TEST(LiveVerdicts, HealthyRunsNameNothing) {
   for (unsigned seed = 1; seed <= 20; ++seed) {
     Sim sim;
     sim.seed = seed;
+    sim.hosts = seed % 2 ? 6 : 12;
     EXPECT_TRUE(feed(sim).empty()) << "seed " << seed;
   }
 }
