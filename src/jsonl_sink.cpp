@@ -81,6 +81,7 @@ class JsonlSink final : public ResultSink {
     // full disk is a failed run, never a silent loss.
     write_all(line);
   }
+  void event(const std::string& object) override { write_all(object + "\n"); }
   void end(const RunMetadata&) override {
     if (fd_ < 0) return;
     int fd = fd_;

@@ -67,6 +67,8 @@ class ResultSink {
   // New facts (a transport connected): on disk before the next case, so an
   // interrupted run keeps them.
   virtual void update(const RunMetadata&) {}
+  // A record that is not a case, one JSON object (a live verdict, src/live_verdicts.h): JSON Lines only.
+  virtual void event(const std::string&) {}
   // Writes the closing metadata and closes; throws RunError when a write or
   // the close failed (a full disk), so that no failure passes as success.
   virtual void end(const RunMetadata&) {}

@@ -16,6 +16,7 @@
 #include "core/errors.h"
 #include "memory/memory_cache.h"
 #include "core/mps.h"
+#include "live_verdicts.h"
 #include "path_record.h"
 #include "verdict.h"
 #include "progress.h"
@@ -263,7 +264,7 @@ class Sweep {
   Sweep(Bootstrap& boot, const RunOptions& o, const RunPlan& plan, std::vector<std::unique_ptr<ResultSink>>& sinks,
         RunMetadata& meta)
       : boot_(boot), opt_(o), plan_(plan), sinks_(sinks), meta_(meta),
-        peers_(needed_peers(o, boot.size(), boot.rank())) {}
+        peers_(needed_peers(o, boot.size(), boot.rank())), live_(o.settings) {}
 
   SweepTotals run() {
     const std::vector<Planned>& cases = plan_.cases;
@@ -313,6 +314,8 @@ class Sweep {
         for (auto& s : sinks_) s->add(rec);
         note_copy_row(rec, copies_);  // a ceiling for the rows after it (src/path_record.h)
         if (boot_.rank() == 0) verdict_.add(rec);
+        if (boot_.rank() == 0)  // after the step, outside its timed loop
+          for (const LiveFinding& f : live_.add(rec, meta_.hosts)) report_live(f, sinks_);
         progress.step(i + 1);
       }
       // A lane's last case: its buffers go back to the cache, for the next
@@ -323,6 +326,7 @@ class Sweep {
     progress.clear();
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
     if (boot_.rank() == 0) meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
+    if (std::string s = live_.summary(); boot_.rank() == 0 && !s.empty()) for (auto& k : sinks_) k->note(s);
     return totals;
   }
 
@@ -439,6 +443,7 @@ class Sweep {
   std::map<std::tuple<std::string, MemKind, Path>, std::unique_ptr<Transport>> transports_;
   CopyCeilings copies_;
   Verdict verdict_;
+  LiveVerdicts live_;  // rank 0's (src/live_verdicts.h)
   std::string shared_gpu_;  // the verdict's line when ranks share a GPU without MPS
 };
 

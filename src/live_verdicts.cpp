@@ -1,0 +1,306 @@
+#include "live_verdicts.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <tuple>
+
+#include "core/sizes.h"
+
+namespace gdr {
+namespace {
+
+GDR_REGISTER_OPTIONS(reg_live_options, declare_options<LiveSettings>(ComponentOptions::Owner::program, "live-verdicts", {
+    {{"--live-verdicts", "GDR_LIVE_VERDICTS",
+      "link patterns (rounds, pair): name a slow host link or host as soon as the evidence convicts it, "
+      "one '# live suspect:' line and a JSON Lines record (on, off)", "on"},
+     setting::one_of(&LiveSettings::mode, {"on", "off"})},
+    {{"--live-min-slowdown", "GDR_LIVE_MIN_SLOWDOWN",
+      "live verdicts: a host link must be this much slower than its peers' median, percent (the "
+      "threshold of suspects)", "7", "PCT"},
+     [](std::string_view t, LiveSettings& s) -> std::string {
+       std::string text(t);
+       char* end = nullptr;
+       const double v = std::strtod(text.c_str(), &end);
+       if (text.empty() || end != text.c_str() + text.size() || !(v > 0 && v <= 1000))
+         return "want a percentage above 0, at most 1000";
+       s.min_slowdown_pct = v;
+       return {};
+     }},
+}));
+
+constexpr double kMadSd = 1.4826;  // suspects.MAD_SD
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr std::size_t kExactLeaveOut = 64;
+
+double median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+  if (v.empty()) return kNaN;
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// Mirrors suspects._robust: the median and MAD x 1.4826 of the finite values.
+std::pair<double, double> robust(const std::vector<double>& v) {
+  const double m = median(v);
+  std::vector<double> dev;
+  for (double x : v)
+    if (std::isfinite(x)) dev.push_back(std::fabs(x - m));
+  return {m, kMadSd * median(dev)};
+}
+
+// Mirrors suspects._median_se: the standard error (log units) of the median of
+// one rank's iterations.
+double median_se(const CaseRecord& r, int rank, std::vector<double>& log_t) {
+  const std::size_t iters = static_cast<std::size_t>(r.params.iters);
+  log_t.clear();
+  for (std::size_t i = 0; i < iters; ++i) {
+    const double t = r.times[static_cast<std::size_t>(rank) * iters + i];
+    if (std::isfinite(t) && t > 0) log_t.push_back(std::log(t));
+  }
+  if (log_t.size() < 3) return kNaN;
+  return 1.2533 * robust(log_t).second / std::sqrt(static_cast<double>(log_t.size()));
+}
+
+double row_median(const CaseRecord& r, int rank) {
+  const auto iters = static_cast<std::ptrdiff_t>(r.params.iters);
+  auto row = r.times.begin() + rank * iters;
+  return median(std::vector<double>(row, row + iters));
+}
+
+// P(X >= k), X binomial(m, p): scipy's binom.sf(k - 1, m, p), summed directly (m is small).
+double binom_tail(int k, int m, double p) {
+  double below = 0, c = 1;  // c = C(m, i)
+  for (int i = 0; i < k && i <= m; ++i) {
+    below += c * std::pow(p, i) * std::pow(1 - p, m - i);
+    c = c * (m - i) / (i + 1);
+  }
+  return std::max(0.0, 1.0 - below);
+}
+
+double nan_max(double a, double b) {
+  if (!std::isfinite(a)) return b;
+  if (!std::isfinite(b)) return a;
+  return std::max(a, b);
+}
+
+std::string quoted(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char ch : s)
+    out += ch == '"' || ch == '\\' ? fmt::format("\\{}", static_cast<char>(ch))
+           : ch < 0x20            ? fmt::format("\\u{:04x}", ch)
+                                  : std::string(1, static_cast<char>(ch));
+  return out + "\"";
+}
+
+std::string num(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
+
+}  // namespace
+
+LiveVerdicts::LiveVerdicts(const Settings& s)
+    : on_(s.get<LiveSettings>().mode == "on"), min_ratio_(1.0 + s.get<LiveSettings>().min_slowdown_pct / 100.0) {}
+
+std::vector<LiveFinding> LiveVerdicts::add(const CaseRecord& r, const std::vector<std::string>& rank_hosts) {
+  const CaseParams& c = r.params;
+  if (!on_ || c.has_dtype || c.reference || r.times.empty() || c.iters <= 0) return {};
+  const std::string pattern = c.pattern.empty() ? "pair" : c.pattern;
+  if (pattern != "pair" && pattern != "rounds") return {};  // a rank's time there spans one link only
+  if (static_cast<int>(rank_hosts.size()) < r.ranks) return {};
+  for (int q = 0; q < r.ranks; ++q) hosts_seen_.insert(rank_hosts[q]);
+  const GroupKey key{c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), pattern,
+                     c.bytes};
+  Group& g = groups_[key];
+  rounds_seen_ = rounds_seen_ || pattern == "rounds";
+  std::vector<std::pair<int, int>> links = pattern == "pair" ? std::vector<std::pair<int, int>>{{c.src, c.dst}}
+                                                             : c.flows;
+  std::vector<double> scratch;
+  // The sender (latency: the initiator) times each link, as in src/link_matrix.cpp.
+  for (auto [s, d] : links) {
+    if (s < 0 || s >= r.ranks || d < 0 || d >= r.ranks) continue;
+    const double se = median_se(r, s, scratch);
+    const double t = row_median(r, s);  // suspects: log(Case.rank_medians())
+    if (!(t > 0)) continue;
+    g.log_t[{s, d}] = std::log(t);
+    g.se[{s, d}] = se;
+  }
+  const std::string label = fmt::format("{} {} {} {} {} {}", c.test, c.transport, mem_name(c.mem),
+                                        path_name(c.path), pattern, human_bytes(c.bytes));
+  return convict(judge(g, rank_hosts, key), label, c.step);
+}
+
+// Mirrors suspects._host_blocks (the "hostlink" comparisons) over the links
+// measured so far at one size: each host link's median log time against the
+// other host links of its class (within one host, or between two), leave-out;
+// scale: MAD x 1.4826, never below the iteration noise's standard error nor
+// the standard error of a difference of two host-link medians. Only classes
+// with kMinBaseline others are judged. Returns the blocks judged, each with
+// its baseline size.
+std::vector<std::pair<LiveVerdicts::Block, int>> LiveVerdicts::judge(const Group& g,
+                                                                     const std::vector<std::string>& hosts,
+                                                                     const GroupKey& key) {
+  std::map<Block, std::vector<double>> blocks;
+  std::vector<double> ses;
+  for (auto& [l, t] : g.log_t) {
+    blocks[{hosts[l.first], hosts[l.second]}].push_back(t);
+    ses.push_back(g.se.at(l));
+  }
+  const double floor = median(ses);
+  std::map<Block, double> med;
+  bool single = true;
+  for (auto& [b, ts] : blocks) {
+    med[b] = median(ts);
+    single = single && ts.size() == 1;
+  }
+  std::vector<double> rest;  // each link less its block's median (not with one rank per host)
+  for (auto& [l, t] : g.log_t) rest.push_back(t - (single ? 0.0 : med[{hosts[l.first], hosts[l.second]}]));
+  const double sd = robust(rest).second;
+  std::vector<std::pair<Block, int>> judged;
+  bool any_short = false;
+  for (bool intra : {true, false}) {
+    std::vector<Block> bs;
+    for (auto& [b, ts] : blocks)
+      if ((b.first == b.second) == intra) bs.push_back(b);
+    if (bs.empty()) continue;
+    if (static_cast<int>(bs.size()) - 1 < kMinBaseline) {
+      any_short = true;
+      continue;
+    }
+    // Leave-out as suspects does, exactly up to kExactLeaveOut blocks (O(B^2) a case); above, the
+    // median of the others by index and the class's MAD (one block moves a MAD of so many by < 1/B).
+    std::vector<double> vals;
+    for (const Block& b : bs) vals.push_back(med[b]);
+    const double class_mad = bs.size() > kExactLeaveOut ? robust(vals).second : kNaN;
+    std::sort(vals.begin(), vals.end());
+    for (const Block& b : bs) {
+      double m = kNaN, mad = class_mad;
+      if (bs.size() > kExactLeaveOut) {
+        std::vector<double> two;  // the others' middle: vals less one copy of med[b]
+        const auto at = std::lower_bound(vals.begin(), vals.end(), med[b]) - vals.begin();
+        const std::size_t n = vals.size() - 1;
+        for (std::size_t k : {(n - 1) / 2, n / 2}) two.push_back(vals[k + (static_cast<std::ptrdiff_t>(k) >= at ? 1 : 0)]);
+        m = (two[0] + two[1]) / 2;
+      } else {
+        std::vector<double> others;
+        for (const Block& o : bs)
+          if (o != b) others.push_back(med[o]);
+        std::tie(m, mad) = robust(others);
+      }
+      const std::size_t n_others = bs.size() - 1;
+      const double se = std::isfinite(sd) ? 1.7725 * sd / std::sqrt(static_cast<double>(blocks[b].size())) : kNaN;
+      const double fl = nan_max(floor, se);
+      const double scale = std::max({mad, std::isfinite(fl) ? fl : 0.0, 1e-12});
+      const double d = med[b] - m;
+      Decision dec{false, std::exp(d), d / scale};
+      dec.outlier = dec.z > kZ && dec.ratio > min_ratio_;
+      decisions_[b][key] = dec;
+      judged_any_ = true;
+      judged.emplace_back(b, static_cast<int>(n_others));
+    }
+  }
+  if (any_short) without_baseline_.insert(key);
+  else without_baseline_.erase(key);
+  return judged;
+}
+
+// Mirrors the conviction of suspects.analyze: two or more outliers, and more
+// than chance allows, P(X >= k) < alpha for X binomial over the host link's
+// comparisons so far with the healthy rate p0. A host: every host link from
+// it (or to it) to two or more others convicted.
+std::vector<LiveFinding> LiveVerdicts::convict(const std::vector<std::pair<Block, int>>& judged,
+                                               const std::string& label, int step) {
+  std::vector<LiveFinding> out;
+  const double now = std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  for (auto& [b, baseline] : judged) {
+    const std::string what = b.first + ">" + b.second;
+    if (named_.count("hostlink " + what)) continue;
+    std::vector<double> ratios;
+    double max_z = 0;
+    int m = 0;
+    for (auto& [k, dec] : decisions_[b]) {
+      ++m;
+      if (dec.outlier) {
+        ratios.push_back(dec.ratio);
+        max_z = std::max(max_z, dec.z);
+      }
+    }
+    const int k = static_cast<int>(ratios.size());
+    const double p = binom_tail(k, m, kP0);
+    if (k < 2 || p >= kAlpha) continue;
+    named_.insert("hostlink " + what);
+    out.push_back({"hostlink", what, {b.first, b.second}, median(ratios), max_z, k, m, p, label, step, baseline, "", now});
+  }
+  for (const std::string& h : hosts_seen_) {
+    if (named_.count("host " + h) || hosts_seen_.size() < 3) continue;
+    bool from = true, to = true;
+    for (const std::string& o : hosts_seen_) {
+      if (o == h) continue;
+      from = from && named_.count("hostlink " + h + ">" + o);
+      to = to && named_.count("hostlink " + o + ">" + h);
+    }
+    if (!from && !to) continue;
+    named_.insert("host " + h);
+    LiveFinding f;
+    f.kind = "host";
+    f.what = h;
+    f.hosts = {h};
+    f.group = label;
+    f.step = step;
+    f.unix_s = now;
+    f.measured_in = static_cast<int>(hosts_seen_.size()) - 1;
+    f.outlier_in = f.measured_in;
+    f.ratio = kNaN;
+    f.p_value = kNaN;
+    f.side = from ? "sending" : "receiving";
+    out.push_back(f);
+  }
+  convicted_ += static_cast<int>(out.size());
+  return out;
+}
+
+std::string LiveVerdicts::summary() const {
+  // Default `pair` runs (one pair a size) never have a baseline: nothing to say.
+  if (!on_ || (!judged_any_ && !rounds_seen_)) return {};
+  std::string s = fmt::format("live verdicts: {} suspect(s) named during the run (host links against {} or more "
+                              "others of their class, more than {:g} robust sd and {:g}% slower, convicted at P < "
+                              "{:g} for a healthy outlier rate of {:g}%)",
+                              convicted_, kMinBaseline, kZ, (min_ratio_ - 1) * 100, kAlpha, kP0 * 100);
+  if (!without_baseline_.empty())
+    s += fmt::format("; {} of {} groups had fewer than {} other host links of a class, not judged live "
+                     "(gdrbench suspects judges the file)",
+                     without_baseline_.size(), groups_.size(), kMinBaseline);
+  return s;
+}
+
+std::string LiveFinding::line() const {
+  const std::string where = step >= 0 ? fmt::format("{}, step {}", group, step) : group;
+  if (kind == "host")
+    return fmt::format("live suspect: host {}: every host link {} the {} other hosts is a suspect ({})",
+                       what, side == "sending" ? "from it to" : "to it from",
+                       measured_in, where);
+  return fmt::format("live suspect: host link {} {:.3f}x the median of {} other host links ({}): an outlier in {} "
+                     "of {} comparisons, chance {:.1e}",
+                     what, ratio, baseline, where, outlier_in, measured_in, p_value);
+}
+
+std::string LiveFinding::json() const {
+  std::string hs;
+  for (auto& h : hosts) hs += (hs.empty() ? "" : ",") + quoted(h);
+  return fmt::format("{{\"record\":\"live_suspect\",\"kind\":{},\"what\":{},\"hosts\":[{}],\"ratio\":{},"
+                     "\"max_z\":{},\"outlier_in\":{},\"measured_in\":{},\"p_value\":{},\"group\":{},\"step\":{},"
+                     "\"baseline\":{},\"side\":{},\"unix_s\":{:.3f}}}",
+                     quoted(kind), quoted(what), hs, num(ratio), num(max_z), outlier_in, measured_in, num(p_value),
+                     quoted(group), step, baseline, quoted(side), unix_s);
+}
+
+void report_live(const LiveFinding& f, std::vector<std::unique_ptr<ResultSink>>& sinks) {
+  fmt::print("# {}\n", f.line());
+  std::fflush(stdout);
+  for (auto& s : sinks) s->event(f.json());
+}
+
+}  // namespace gdr
