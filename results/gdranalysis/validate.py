@@ -23,15 +23,13 @@ import signal
 import subprocess
 import time
 
+from . import schedule
 from .env import env_value, executable, words
 from .schema import InputError
 from .validate_verdict import down_links, findings_of, format_table, host_verdicts, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
-CASE_OVERHEAD_S = 0.35      # per case beside its timed iterations: warm-up, check, HDF5 (measured, docs/validate.md)
-START_S_PER_HOST = 0.25     # mpirun start-up and connections grow with the host count (README scaling table)
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
-MIN_CASE_TIME_S = 0.2
 
 
 def read_hostfile(path) -> list:
@@ -175,11 +173,9 @@ def probe(rec, lau, hosts, deadline):
 
 def plan(nhosts, ppn, nsizes, budget_s, spent_s):
     """Case count and time for `rounds` over nhosts x ppn ranks within what is left of the budget."""
-    n = nhosts * ppn
-    cases = 2 * (n - 1 + (n % 2)) * nsizes       # bw rounds: every round once per direction, per size
-    left = budget_s - spent_s - ANALYSIS_S - START_S_PER_HOST * nhosts - 2.0
-    case_time = (left / cases - CASE_OVERHEAD_S) / 1.15   # auto iterations overrun their time a little
-    return cases, case_time, left
+    cases = schedule.steps("rounds", nhosts * ppn) * nsizes
+    left = budget_s - spent_s - ANALYSIS_S
+    return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
 def bench(rec, lau, a, hosts, deadline, h5, case_time):
@@ -214,9 +210,7 @@ def died_in(err, hosts):
 
 def min_budget(nhosts, ppn, nsizes, doctor_s=5.0):
     """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
-    n = nhosts * ppn
-    cases = 2 * (n - 1 + (n % 2)) * nsizes
-    return doctor_s + ANALYSIS_S + START_S_PER_HOST * nhosts + 2.0 + cases * (CASE_OVERHEAD_S + 1.15 * MIN_CASE_TIME_S)
+    return doctor_s + ANALYSIS_S + schedule.min_budget_s(schedule.steps("rounds", nhosts * ppn) * nsizes, nhosts)
 
 
 def default_budget(nhosts, ppn, nsizes):
@@ -294,7 +288,7 @@ def validate(a) -> int:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
             break
         cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0)
-        if case_time < MIN_CASE_TIME_S:
+        if case_time < schedule.MIN_CASE_TIME_S:
             notes.append(f"run {attempt}: not enough budget left for {len(alive)} hosts ({case_time:.2f} s a case)")
             break
         h5 = os.path.join(a.out, f"run{attempt}.h5")

@@ -1,0 +1,45 @@
+// What a run schedules and why: the host map of --pattern host-rounds and
+// the --budget decision, printed at start and stored as facts (schedule.*,
+// budget.*) so the verdict can be recomputed from the file alone.
+//
+// The budget model is `gdrbench validate`'s (results/gdranalysis/schedule.py
+// holds the Python side; tests/mpi/test_host_rounds.py checks both give the
+// same case time): a case costs its timed work x 1.15 (auto iterations
+// overrun their time a little) plus 0.35 s (warm-up, check, HDF5); start-up
+// costs 0.25 s per host plus 2 s.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "options.h"
+#include "runner.h"
+
+namespace gdr {
+
+inline constexpr double kCaseOverheadS = 0.35, kOverrun = 1.15, kStartSPerHost = 0.25, kStartSlackS = 2.0,
+                        kMinCaseTimeS = 0.2;
+
+// "90", "90s", "2m", "1.5h" -> seconds; UsageError naming `option` otherwise.
+double parse_duration(std::string_view text, std::string_view option);
+
+struct BudgetPlan {
+  double budget_s = 0, start_s = 0, case_time_s = 0, per_case_s = 0, min_budget_s = 0;
+  int cases = 0;
+};
+// The case time that fits `cases` on `hosts` hosts into budget_s (pure).
+BudgetPlan fit_budget(double budget_s, int cases, int hosts);
+
+// Collective-free (every rank has the gathered hostnames): sets the host
+// map the host-rounds pattern plans on. "" or the one line why it cannot run.
+std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt);
+
+// After planning: with --budget, sets opt.case_time and plans again, or
+// returns the one line why the budget is too small. Adds the schedule's and
+// the budget's notes and facts to the plan.
+std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan);
+
+}  // namespace gdr
