@@ -63,6 +63,26 @@ BudgetPlan fit_budget(double budget_s, int cases, int hosts) {
   return b;
 }
 
+double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
+  if (last_elapsed_ >= 0) {
+    overhead_sum_ += std::max(0.0, elapsed_s - last_elapsed_ - last_case_time_);
+    ++measured_;
+  }
+  const double overhead = measured_ ? overhead_sum_ / measured_ : kCaseOverheadS;
+  const double left = budget_s_ - kLaunchS - elapsed_s;
+  const double t = (left / static_cast<double>(std::max<std::size_t>(1, cases_left)) - overhead) / kOverrun;
+  last_elapsed_ = elapsed_s;
+  last_case_time_ = std::clamp(t, 0.01, 86400.0);  // behind: the fewest iterations (kMinAutoIters) from here on
+  return last_case_time_;
+}
+
+std::vector<std::pair<std::string, std::string>> BudgetPacer::facts(double elapsed_s) const {
+  const double total = elapsed_s + kLaunchS;
+  return {{"budget.elapsed_s", fmt::format("{:.3f}", total)},
+          {"budget.kept", total <= budget_s_ ? "yes" : "no"},
+          {"budget.overhead_s", fmt::format("{:.3f}", measured_ ? overhead_sum_ / measured_ : kCaseOverheadS)}};
+}
+
 std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt) {
   std::vector<std::string> names;
   for (int r = 0; r < boot.size(); ++r) names.push_back(boot.host_of(r));

@@ -9,6 +9,7 @@
 // costs 0.25 s per host plus 2 s.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -32,6 +33,27 @@ struct BudgetPlan {
 };
 // The case time that fits `cases` on `hosts` hosts into budget_s (pure).
 BudgetPlan fit_budget(double budget_s, int cases, int hosts);
+
+// Keeps a running sweep to --budget: before each case, the case time that
+// fits the cases left into what is left of the budget, given the seconds
+// each case took beside its timed work so far (measured from the previous
+// call; 0.35 s until a case has run). Every rank calls it with the same
+// elapsed time (the slowest rank's), so all choose the same case time.
+class BudgetPacer {
+ public:
+  explicit BudgetPacer(double budget_s) : budget_s_(budget_s) {}
+  // elapsed_s: seconds since the processes started; cases_left: this one included.
+  double next(double elapsed_s, std::size_t cases_left);
+  // budget.elapsed_s, budget.kept, budget.overhead_s (the measured per-case cost) after the sweep.
+  std::vector<std::pair<std::string, std::string>> facts(double elapsed_s) const;
+
+ private:
+  double budget_s_, last_elapsed_ = -1, last_case_time_ = 0, overhead_sum_ = 0;
+  int measured_ = 0;
+};
+// Seconds of the budget outside the processes' clock: the launcher's start
+// before it and the exit after it (mpirun here: about 1.5 s, tests/mpi/test_host_rounds.py).
+inline constexpr double kLaunchS = 1.5;
 
 // Collective-free (every rank has the gathered hostnames): sets the host
 // map the host-rounds pattern plans on. "" or the one line why it cannot run.

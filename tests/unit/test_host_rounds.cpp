@@ -115,5 +115,19 @@ TEST(Budget, DurationsAndTheCaseTimeThatFits) {
   EXPECT_NEAR(b.min_budget_s, 2.5 + 12 * (0.35 + 1.15 * 0.2), 1e-9);
 }
 
+TEST(Budget, PacerGivesEachCaseItsShareOfWhatIsLeft) {
+  BudgetPacer p(20);
+  // First case at 2 s, 4 cases: the model's 0.35 s overhead, kLaunchS outside the processes.
+  const double t0 = p.next(2, 4);
+  EXPECT_NEAR(t0, ((20 - kLaunchS - 2) / 4 - 0.35) / 1.15, 1e-9);
+  // It took its time plus 1 s: that overhead is learnt, the rest share what is left.
+  const double e1 = 2 + t0 + 1;
+  EXPECT_NEAR(p.next(e1, 3), ((20 - kLaunchS - e1) / 3 - 1.0) / 1.15, 1e-9);
+  // Behind: the fewest iterations from here on, never a negative time.
+  EXPECT_EQ(p.next(25, 2), 0.01);
+  auto facts = p.facts(19);
+  EXPECT_EQ(facts[1], (std::pair<std::string, std::string>{"budget.kept", "no"}));
+}
+
 }  // namespace
 }  // namespace gdr
