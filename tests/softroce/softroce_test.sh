@@ -26,10 +26,19 @@ for p in python3 /usr/bin/python3; do
 done
 [[ -n $py ]] || { echo "softroce_test: no python3 with h5py (apt-get install python3-h5py)"; exit 1; }
 
-rm -rf "$out"; mkdir -p "$out"
-rc=0
-"$here/run.sh" --build "$build" --results "$out" --ranks "$ranks" --timeout 500 \
-  "${run_opts[@]}" -- --output result.h5 "$@" || rc=$?
+run() {
+  rm -rf "$out"; mkdir -p "$out"
+  rc=0
+  "$here/run.sh" --build "$build" --results "$out" --ranks "$ranks" --timeout 500 \
+    "${run_opts[@]}" -- --output result.h5 "$@" || rc=$?
+}
+run "$@"
+# A fault case whose run failed before the fault was injected met a stalled
+# TCG guest, not the fault (README: "Flakes"): one more try, said aloud.
+if [[ -n $within && $rc -ne 0 && ! -f $out/.cut ]]; then
+  echo "softroce_test: the run failed (exit $rc) before anything was broken; the guests stalled? retrying once"
+  run "$@"
+fi
 if [[ $check_args == *--expect-failure* ]]; then
   [[ $rc -ne 0 && $rc -ne 124 && $rc -ne 125 ]] ||
     { echo "softroce_test: expected the run to fail cleanly, got exit $rc"; exit 1; }

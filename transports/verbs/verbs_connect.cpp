@@ -66,9 +66,11 @@ VerbsTransport::VerbsTransport(Bootstrap& boot, const VerbsOptions& o) : boot_(b
   mailbox_ = std::make_unique<HostMr>(dev_->pd, sizeof(std::uint64_t) * boot.size(), kAccess,
                                       boot.me());
   remote_.resize(boot.size());
+  boot_.add_idle_progress(this, [this] { progress_while_idle(); });
 }
 
 VerbsTransport::~VerbsTransport() {
+  boot_.remove_idle_progress(this);
   for (auto& p : peers_) {
     if (p->qp) ibv_destroy_qp(p->qp);
     p->slots.reset();
@@ -144,7 +146,7 @@ void VerbsTransport::to_init(Peer& p) {
   std::vector<std::uint32_t> all(recv_depth_);
   for (std::uint32_t i = 0; i < recv_depth_; ++i) all[i] = i;
   post_recv_slots(p, all.data(), all.size(), false);
-  if (!p.error.empty()) throw RunError(p.error);
+  if (!p.error.empty()) raise(p);
 }
 
 void VerbsTransport::to_rtr_rts(Peer& p, const WireEndpoint& ep, std::uint32_t qpn,

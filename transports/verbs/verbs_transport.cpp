@@ -25,7 +25,7 @@ VerbsTransport::Peer& VerbsTransport::peer_of(int rank, const char* what) {
     throw RunError(fmt::format("{}: verbs: {} with {}, which connect() was not given", boot_.me(),
                                what, boot_.who(rank)));
   Peer& p = *peers_[peer_index_[rank]];
-  if (!p.error.empty()) throw RunError(p.error);
+  if (!p.error.empty()) raise(p);
   return p;
 }
 
@@ -97,7 +97,7 @@ bool VerbsTransport::test(const Request& req) {
   const Peer& p = *peers_[op->peer];
   if (!p.error.empty()) {
     ops_.erase(req.id);
-    throw RunError(p.error);
+    raise(p);
   }
   // A software device (rxe, siw) moves the data in kernel threads and
   // softirqs; spinning here would starve them of the CPU. With a completion
@@ -141,6 +141,25 @@ int VerbsTransport::progress() {
     flush(*p);
   }
   return n;
+}
+
+// While this rank waits in a collective: a send it counted done at posting
+// (eager) may still fail, for example when the peer's guest stalled past the
+// retry count. Reporting that here names the real cause at once; otherwise the
+// peer waits for the message until its deadline and knows only that this rank
+// sat in a barrier (seen on Soft-RoCE under load). Credits and reposts go on
+// too. Only an error no caller has seen yet is thrown: the failure path (or a
+// test that provoked one) waits in collectives again.
+void VerbsTransport::progress_while_idle() {
+  if (!cq_ || error_reported_) return;
+  progress();
+  for (auto& p : peers_)
+    if (!p->error.empty()) raise(*p);
+}
+
+void VerbsTransport::raise(const Peer& p) {
+  error_reported_ = true;
+  throw RunError(p.error);
 }
 
 // A receive is advertised with a clear-to-send (`m`, sent by pump()). In poll mode a host range

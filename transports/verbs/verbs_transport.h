@@ -99,6 +99,7 @@ class VerbsTransport final : public Transport {
   ibv_mr* register_cuda(const Buffer& b, int& fd, std::string& mode);
 
   int progress();  // returns the completions it handled
+  void progress_while_idle();
   int poll_cq();
   void sleep_on_cq();
   void on_completion(const ibv_wc& wc);
@@ -116,6 +117,7 @@ class VerbsTransport final : public Transport {
   bool advertise(Peer& p, Op& op, std::uint64_t id, struct CtlMsg& out);
   bool arrived(Op& op, std::uint64_t id);
   void fail(Peer& p, const std::string& why);
+  [[noreturn]] void raise(const Peer& p);  // throws p's error, marked as reported
   Peer& peer_of(int rank, const char* what);
   std::string wc_error(const Peer& p, const ibv_wc& wc) const;
 
@@ -133,6 +135,7 @@ class VerbsTransport final : public Transport {
   std::uint32_t next_region_ = 0;
   std::vector<std::unordered_map<std::uint32_t, RemoteRegion>> remote_;  // [rank][id]
   std::string registration_ = "host";
+  bool error_reported_ = false;  // a peer's error was thrown to a caller
   bool software_device_ = false;
   int retry_cnt_ = 7, qp_timeout_ = 14;  // RC ack timeout 4.096 us * 2^qp_timeout_
   Mode mode_ = Mode::imm;

@@ -14,7 +14,7 @@
 # Each refused case must print one line naming the size and "cuda memory" and
 # no table row (nothing timed). Details under $OUT, a table last.
 #
-# usage: jobs/gpu/issue8_oom.sh
+# usage: jobs/gpu/cuda_oom_check.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}

@@ -5,7 +5,7 @@
 # ucx_perftest tag_bw at the same sizes, without and with CUDA MPS.
 # Details under $OUT (a tarball); a short table last.
 #
-# usage: jobs/gpu/issue13_probe.sh
+# usage: jobs/gpu/ucx_bw_probe.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}

@@ -9,7 +9,7 @@
 # Everything lands under $OUT; a summary (ours vs NCCL, direct over staged)
 # is printed last.
 #
-# usage: jobs/gpu/issue9_p2p.sh [probe|final]     (default final)
+# usage: jobs/gpu/two_gpu_p2p.sh [probe|final]     (default final)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}

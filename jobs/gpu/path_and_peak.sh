@@ -7,7 +7,7 @@
 # `gdrbench doctor` shows the ceilings. Results (HDF5 + JSON Lines, named for
 # results/archive/) and a summary under $OUT; about 3-4 minutes warm.
 #
-# usage: jobs/gpu/issue14_path.sh        (run(command="bash jobs/gpu/issue14_path.sh", carry=[".device/gpu"]))
+# usage: jobs/gpu/path_and_peak.sh        (run(command="bash jobs/gpu/path_and_peak.sh", carry=[".device/gpu"]))
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}

@@ -4,7 +4,7 @@
 # same sizes, ROUNDS (6) rounds each, the order alternating (ABBA...), then per size the
 # median of each tool, their ratio, and each tool's spread (max/min over its rounds).
 # A single pair of runs says little at 1-8 MiB there: both tools swing by 15-30% run to run.
-# usage: [ROUNDS=6] jobs/gpu/issue13_rounds.sh
+# usage: [ROUNDS=6] jobs/gpu/ucx_bw_rounds.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 # The whole script runs under CUDA MPS: jobs/with_mps.sh starts the daemon, runs this

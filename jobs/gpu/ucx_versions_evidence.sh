@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 17's evidence on the GPU machine, one device call (kind nvidia-h200, ~4-5 min):
-#   run(command="bash jobs/gpu/issue17_evidence.sh", carry=[".device/gpu"])
+#   run(command="bash jobs/gpu/ucx_versions_evidence.sh", carry=[".device/gpu"])
 # (.device/gpu from jobs/gpu/make_bundle.sh: the UCX 1.13.1-cuda tarball and the
 # libucx-cu13 1.22 wheel must both be in it.)
 #

@@ -5,7 +5,7 @@
 # then the 8 B device latency and a large allreduce again under MPS (if the
 # machine has it) to show what the inter-process context switch costs.
 # Writes HDF5 + JSON Lines under $OUT; prints a short table last.
-# usage: jobs/gpu/issue3_sweep.sh NP [extra run options]
+# usage: jobs/gpu/full_sweep.sh NP [extra run options]
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 np=${1:-2}; shift || true
