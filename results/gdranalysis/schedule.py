@@ -103,6 +103,20 @@ def recorded(run):
     return rec
 
 
+def _nic_mismatch(run, rec):
+    """Rail partners whose recorded NICs (/ranks/hca, "mlx5_0:1") differ: the pairs were
+    rail-aligned by local index while the topology put them on different rails."""
+    hcas = list(getattr(run, "hcas", []) or [])
+    if len(hcas) < len(rec.rank_host) or not all(hcas[:len(rec.rank_host)]):
+        return []
+    nic = [h.split(",")[0].split(":")[0] for h in hcas]
+    by = {}
+    for r, (h, rail) in enumerate(zip(rec.rank_host, rec.rank_rail)):
+        by.setdefault(rail, []).append(r)
+    bad = sorted({f"rail {rail}" for rail, rs in by.items() if len({nic[r] for r in rs}) > 1})
+    return [f"{', '.join(bad)}: its ranks use different NICs ({rec.rails} pairing; /ranks/hca)"] if bad else []
+
+
 def host_rounds_problems(run, rec):
     """Where the file disagrees with its recorded plan: the stored rounds against the circle
     method, each host-rounds case's flows against its round's host pairs and rails, and the
@@ -115,6 +129,7 @@ def host_rounds_problems(run, rec):
     names = [rec.hosts[h] for h in rec.rank_host]
     if names != list(run.hosts[:len(names)]):
         out.append("the stored rank -> host map is not the ranks' hostnames")
+    out += _nic_mismatch(run, rec)
     for c in run.cases:
         if c.pattern != "host-rounds" or c.flows is None:
             continue
