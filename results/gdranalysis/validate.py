@@ -178,9 +178,13 @@ def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds"):
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
-def bench(rec, lau, a, hosts, deadline, h5, case_time):
+def bench(rec, lau, a, hosts, deadline, h5):
+    """The run keeps to what is left of the budget itself (`run --budget`: the same model as
+    plan(), then each case its share of what is left), so a slow start or slow cases shorten
+    the cases after them instead of running into the deadline."""
     argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", a.min_bytes, "-e", a.max_bytes, "-f", "2", "--window",
-            str(a.window), "--pattern", a.pattern, "-w", str(a.warmup), "--case-time", f"{case_time:.3f}",
+            str(a.window), "--pattern", a.pattern, "-w", str(a.warmup),
+            "--budget", f"{max(1.0, deadline - time.monotonic()):.1f}s",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
     return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, f"bench {len(hosts)} hosts",
                    give_up=re.compile(r"did not answer|timed out after"))
@@ -293,7 +297,7 @@ def validate(a) -> int:
             break
         h5 = os.path.join(a.out, f"run{attempt}.h5")
         ran_on = list(alive)
-        rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5, case_time)
+        rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5)
         notes.append(f"run {attempt}: {len(alive)} hosts, {cases} cases of about {case_time:.2f} s, "
                      f"exit {rc}{' (killed at the budget)' if to else ''}")
         if rc == 0 and not to:
