@@ -69,7 +69,7 @@ double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
     ++measured_;
   }
   const double overhead = measured_ ? overhead_sum_ / measured_ : kCaseOverheadS;
-  const double left = budget_s_ - kLaunchS - elapsed_s;
+  const double left = budget_s_ - reserve_s_ - elapsed_s;
   const double t = (left / static_cast<double>(std::max<std::size_t>(1, cases_left)) - overhead) / kOverrun;
   last_elapsed_ = elapsed_s;
   last_case_time_ = std::clamp(t, 0.01, 86400.0);  // behind: the fewest iterations (kMinAutoIters) from here on
@@ -77,11 +77,13 @@ double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
 }
 
 std::vector<std::pair<std::string, std::string>> BudgetPacer::facts(double elapsed_s) const {
-  const double total = elapsed_s + kLaunchS;
+  const double total = elapsed_s + reserve_s_;
   return {{"budget.elapsed_s", fmt::format("{:.3f}", total)},
           {"budget.kept", total <= budget_s_ ? "yes" : "no"},
           {"budget.overhead_s", fmt::format("{:.3f}", measured_ ? overhead_sum_ / measured_ : kCaseOverheadS)}};
 }
+
+double budget_reserve_s() { return kStartSPerHost * std::max(1, run_host_map().hosts()) + kStartSlackS; }
 
 std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt) {
   std::vector<std::string> names;

@@ -6,6 +6,7 @@ rank -> host, rails) and the budget decision; both match results/gdranalysis/sch
 rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
 its links. Bad input (uneven hosts, one host, a budget below the minimum, a
 malformed duration): one line, exit 2."""
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -94,11 +95,15 @@ def run():
     check(rep["schedule_problems"] == [], rep["schedule_problems"])
     check(rep["judged"] > 0, "suspects judged nothing")
     print(f"{n} cases in {wall:.1f} s of a {BUDGET} s budget; suspects: {rep['schedule']}")
-    # Bad input, each one line and exit 2.
-    refused(launch(5, ARGS)[0], ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"])
-    refused(launch(2, ARGS, fake=False)[0], ["needs ranks on 2 or more hosts"])
-    refused(launch(2, ARGS + ["--budget", "3s"], per=1)[0], ["--budget 3 s is below the minimum", "4 cases on 2 hosts"])
-    refused(launch(2, ARGS + ["--budget", "2x"], fake=False)[0], ["--budget '2x'", "90s, 2m or 1h"])
+    # Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s).
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
+               (ex.submit(launch, 2, ARGS, fake=False), ["needs ranks on 2 or more hosts"]),
+               (ex.submit(launch, 2, ARGS + ["--budget", "3s"], per=1),
+                ["--budget 3 s is below the minimum", "4 cases on 2 hosts"]),
+               (ex.submit(launch, 1, ARGS + ["--budget", "2x"], fake=False), ["--budget '2x'", "90s, 2m or 1h"])]
+        for fut, words in bad:
+            refused(fut.result()[0], words)
 
 
 if __name__ == "__main__":

@@ -116,13 +116,13 @@ TEST(Budget, DurationsAndTheCaseTimeThatFits) {
 }
 
 TEST(Budget, PacerGivesEachCaseItsShareOfWhatIsLeft) {
-  BudgetPacer p(20);
-  // First case at 2 s, 4 cases: the model's 0.35 s overhead, kLaunchS outside the processes.
+  BudgetPacer p(20, 2.5);
+  // First case at 2 s, 4 cases: the model's 0.35 s overhead, 2.5 s outside the processes.
   const double t0 = p.next(2, 4);
-  EXPECT_NEAR(t0, ((20 - kLaunchS - 2) / 4 - 0.35) / 1.15, 1e-9);
+  EXPECT_NEAR(t0, ((20 - 2.5 - 2) / 4 - 0.35) / 1.15, 1e-9);
   // It took its time plus 1 s: that overhead is learnt, the rest share what is left.
   const double e1 = 2 + t0 + 1;
-  EXPECT_NEAR(p.next(e1, 3), ((20 - kLaunchS - e1) / 3 - 1.0) / 1.15, 1e-9);
+  EXPECT_NEAR(p.next(e1, 3), ((20 - 2.5 - e1) / 3 - 1.0) / 1.15, 1e-9);
   // Behind: the fewest iterations from here on, never a negative time.
   EXPECT_EQ(p.next(25, 2), 0.01);
   auto facts = p.facts(19);
