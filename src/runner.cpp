@@ -446,7 +446,7 @@ class Sweep {
   CopyCeilings copies_;
   Verdict verdict_;
   std::string shared_gpu_;  // the verdict's line when ranks share a GPU without MPS
-  BudgetPacer pacer_{opt_.budget_s, budget_reserve_s()};
+  BudgetPacer pacer_{opt_.budget_s, budget_reserve_s(), opt_.case_time};
 };
 
 }  // namespace

@@ -72,7 +72,7 @@ double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
   const double left = budget_s_ - reserve_s_ - elapsed_s;
   const double t = (left / static_cast<double>(std::max<std::size_t>(1, cases_left)) - overhead) / kOverrun;
   last_elapsed_ = elapsed_s;
-  last_case_time_ = std::clamp(t, 0.01, 86400.0);  // behind: the fewest iterations (kMinAutoIters) from here on
+  last_case_time_ = std::clamp(t, 0.01, planned_s_);  // behind: down to the fewest iterations (kMinAutoIters)
   return last_case_time_;
 }
 

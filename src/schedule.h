@@ -35,7 +35,8 @@ struct BudgetPlan {
 BudgetPlan fit_budget(double budget_s, int cases, int hosts);
 
 // Keeps a running sweep to --budget: before each case, the case time that
-// fits the cases left into what is left of the budget, given the seconds
+// fits the cases left into what is left of the budget (at most the plan's),
+// given the seconds
 // each case took beside its timed work so far (measured from the previous
 // call; 0.35 s until a case has run). Every rank calls it with the same
 // elapsed time (the slowest rank's), so all choose the same case time.
@@ -43,14 +44,18 @@ class BudgetPacer {
  public:
   // reserve_s: the budget's seconds outside the processes' clock (the
   // launcher's start before it, the exit after it): budget_reserve_s().
-  BudgetPacer(double budget_s, double reserve_s) : budget_s_(budget_s), reserve_s_(reserve_s) {}
+  // planned_s: the plan's case time, never exceeded: a case that ends early
+  // leaves its time as margin for the last cases and the exit, not to the
+  // cases after it (redistributed, a 4-host validate went past its budget).
+  BudgetPacer(double budget_s, double reserve_s, double planned_s)
+      : budget_s_(budget_s), reserve_s_(reserve_s), planned_s_(planned_s) {}
   // elapsed_s: seconds since the processes started; cases_left: this one included.
   double next(double elapsed_s, std::size_t cases_left);
   // budget.elapsed_s, budget.kept, budget.overhead_s (the measured per-case cost) after the sweep.
   std::vector<std::pair<std::string, std::string>> facts(double elapsed_s) const;
 
  private:
-  double budget_s_, reserve_s_, last_elapsed_ = -1, last_case_time_ = 0, overhead_sum_ = 0;
+  double budget_s_, reserve_s_, planned_s_, last_elapsed_ = -1, last_case_time_ = 0, overhead_sum_ = 0;
   int measured_ = 0;
 };
 // The model's start-up for the run's hosts (0.25 s a host + 2 s), reserved

@@ -116,7 +116,7 @@ TEST(Budget, DurationsAndTheCaseTimeThatFits) {
 }
 
 TEST(Budget, PacerGivesEachCaseItsShareOfWhatIsLeft) {
-  BudgetPacer p(20, 2.5);
+  BudgetPacer p(20, 2.5, 5);
   // First case at 2 s, 4 cases: the model's 0.35 s overhead, 2.5 s outside the processes.
   const double t0 = p.next(2, 4);
   EXPECT_NEAR(t0, ((20 - 2.5 - 2) / 4 - 0.35) / 1.15, 1e-9);
@@ -125,6 +125,9 @@ TEST(Budget, PacerGivesEachCaseItsShareOfWhatIsLeft) {
   EXPECT_NEAR(p.next(e1, 3), ((20 - 2.5 - e1) / 3 - 1.0) / 1.15, 1e-9);
   // Behind: the fewest iterations from here on, never a negative time.
   EXPECT_EQ(p.next(25, 2), 0.01);
+  // Ahead (a share of 20 s): never more than the plan's 5 s.
+  BudgetPacer q(100, 2.5, 5);
+  EXPECT_EQ(q.next(2, 4), 5);
   auto facts = p.facts(19);
   EXPECT_EQ(facts[1], (std::pair<std::string, std::string>{"budget.kept", "no"}));
 }
