@@ -43,12 +43,13 @@ namespace {
                                   const Bootstrap& boot) {
   std::size_t i = 0;
   while (i + 1 < reqs.size() && done[i]) ++i;
+  std::string detail = t.stall_detail(reqs[i].peer);
   throw TimeoutError(fmt::format(
       "{}: timed out after {:g} s waiting for {} of {} B {} {} over {} during {} ({} of {} "
-      "operations still pending); roll call: {}",
+      "operations still pending{}); roll call: {}",
       boot.me(), boot.timeout(), reqs[i].is_send ? "a send" : "a receive", reqs[i].bytes,
       reqs[i].is_send ? "to" : "from", boot.who(reqs[i].peer), t.name(), activity(), left, reqs.size(),
-      boot.roll_call()));
+      detail.empty() ? "" : "; " + detail, boot.roll_call()));
 }
 
 // The one wait loop of the data path: polls until `left` requests are done;

@@ -109,6 +109,9 @@ class Transport {
   // What moves `bytes` of `mem` memory to `peer` (after connect()); empty
   // `how` when the transport cannot tell.
   virtual PathTaken path_taken(MemKind, std::size_t /*bytes*/, int /*peer*/) const { return {}; }
+  // After a wait for `peer` timed out: this side's protocol state with it, for
+  // the message (what was sent, what arrived, what flow control holds back).
+  virtual std::string stall_detail(int /*peer*/) const { return {}; }
 };
 
 // Waits for all of `reqs` with the bootstrap's timeout. On timeout throws

@@ -32,10 +32,12 @@ class IdTable {
     Slot& s = slots_[index(id)];
     return s.id == id && id != 0 ? &s.value : nullptr;
   }
+  const T* find(std::uint64_t id) const { return const_cast<IdTable*>(this)->find(id); }
   T& at(std::uint64_t id) {
     if (T* v = find(id)) return *v;
     throw std::out_of_range("IdTable::at: no such id");
   }
+  const T& at(std::uint64_t id) const { return const_cast<IdTable*>(this)->at(id); }
   void erase(std::uint64_t id) {
     Slot& s = slots_[index(id)];
     if (s.id != id || id == 0) return;

@@ -144,6 +144,9 @@ struct VerbsTransport::Peer {
   std::deque<std::uint64_t> recv_unadvertised, recv_advertised, sends_unposted;
   std::deque<CtlMsg> cts;
   std::uint32_t send_seq = 0, recv_seq = 0, my_psn = 0;
+  // For a stall's message: immediates posted / completed here, and their last seq.
+  std::uint64_t imms_sent = 0, imms_received = 0;
+  std::uint32_t last_imm_sent = 0, last_imm_received = 0;
   std::uint32_t send_depth = 0;
   std::string error;
   bool sq_full() const { return sq.size() >= send_depth; }

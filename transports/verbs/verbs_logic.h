@@ -59,6 +59,7 @@ class CreditWindow {
     if (reposted > returned_ && reposted <= sent_) returned_ = reposted;
   }
   std::uint64_t sent() const { return sent_; }
+  std::uint32_t window() const { return window_; }
 
  private:
   std::uint32_t window_;

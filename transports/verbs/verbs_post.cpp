@@ -142,7 +142,11 @@ void VerbsTransport::post_chunk(Peer& p, std::uint64_t id, Op& op, bool last_of_
   wr.imm_data = htonl(op.seq);
   wr.wr.rdma.remote_addr = op.raddr + start;
   wr.wr.rdma.rkey = op.rkey;
-  if (imm) p.credits.on_send();  // only an immediate consumes a receive WQE
+  if (imm) {
+    p.credits.on_send();  // only an immediate consumes a receive WQE
+    ++p.imms_sent;
+    p.last_imm_sent = op.seq;
+  }
   ++op.posted;
   if (eager_ && op.nchunks == 1 && (wr.send_flags & IBV_SEND_INLINE)) p.batch_eager.push_back(id);
   else p.batch_waited = true;
@@ -235,6 +239,8 @@ void VerbsTransport::on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot) {
     }
   } else if (wc.opcode == IBV_WC_RECV_RDMA_WITH_IMM) {
     const std::uint32_t seq = ntohl(wc.imm_data);
+    ++p.imms_received;
+    p.last_imm_received = seq;
     if (mode_ == Mode::imm) {  // one immediate per chunk, in order
       if (p.recv_advertised.empty() || ops_.at(p.recv_advertised.front()).seq != seq) {
         fail(p, fmt::format("{}: verbs: data for message #{} from {} that no receive expects",
@@ -266,6 +272,23 @@ void VerbsTransport::on_recv(Peer& p, const ibv_wc& wc, std::uint32_t slot) {
   }
   if (recv_batch_) p.repost.push_back(slot);
   else post_recv_slots(p, &slot, 1, true);
+}
+
+std::string VerbsTransport::stall_detail(int rank) const {
+  if (rank < 0 || static_cast<std::size_t>(rank) >= peer_index_.size() || peer_index_[rank] < 0)
+    return {};
+  const Peer& p = *peers_[peer_index_[rank]];
+  auto oldest = [&](const std::deque<std::uint64_t>& q) {
+    return q.empty() ? std::string("none") : fmt::format("#{}", ops_.at(q.front()).seq);
+  };
+  return fmt::format(
+      "verbs with {} ({} mode): sends not posted {} (oldest {}), clear-to-sends held {}; receives "
+      "not advertised {}, advertised {} (oldest {}); immediates sent {} (last #{}), received {} "
+      "(last #{}); send credits {} of {}; send WRs in flight {}",
+      boot_.who(rank), mode_name(mode_), p.sends_unposted.size(), oldest(p.sends_unposted), p.cts.size(),
+      p.recv_unadvertised.size(), p.recv_advertised.size(), oldest(p.recv_advertised), p.imms_sent,
+      p.last_imm_sent, p.imms_received, p.last_imm_received, p.credits.available(),
+      p.credits.window(), p.sq.size());
 }
 
 std::string VerbsTransport::mode(MemKind k) const {

@@ -83,6 +83,7 @@ class VerbsTransport final : public Transport {
   NetDevice device() const override { return {port_.device, port_.port}; }
   PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
   std::string mode(MemKind k) const override;
+  std::string stall_detail(int peer) const override;
 
  private:
   struct Op;
