@@ -1,11 +1,12 @@
 // The schedules of the concurrent patterns (patterns.h says what each is).
 #include "patterns.h"
 
+#include "host_rounds.h"
+
 #include <algorithm>
 #include <set>
 
 namespace gdr::patterns {
-namespace {
 
 // Round r of the circle method over m (even) slots: slot m-1 stays, the
 // others turn. Pairs with the resting slot n (odd n) are dropped.
@@ -22,6 +23,8 @@ std::vector<Flow> tournament_round(int n, int r) {
 
 int rounds(int n) { return n % 2 ? n : n - 1; }
 
+namespace {
+
 std::vector<Flow> both_ways(const std::vector<Flow>& f) {
   std::vector<Flow> out;
   for (auto [a, b] : f) {
@@ -33,12 +36,23 @@ std::vector<Flow> both_ways(const std::vector<Flow>& f) {
 
 // rounds: round r of the circle method; one-way tests run each round twice,
 // once per direction (steps 2r and 2r+1).
-int rounds_steps(int d, int n) { return d == 2 ? rounds(n) : 2 * rounds(n); }
-std::vector<Flow> rounds_flows(int d, int n, int step) {
-  if (d == 2) return both_ways(tournament_round(n, step));
+// host-rounds: the same over hosts (host_rounds.h), on the run's host map.
+std::vector<Flow> directed(int d, int step, std::vector<Flow> (*round)(int, int), int n) {
+  if (d == 2) return both_ways(round(n, step));
   std::vector<Flow> out;
-  for (auto [a, b] : tournament_round(n, step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
+  for (auto [a, b] : round(n, step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
   return out;
+}
+int rounds_steps(int d, int n) { return d == 2 ? rounds(n) : 2 * rounds(n); }
+std::vector<Flow> rounds_flows(int d, int n, int step) { return directed(d, step, tournament_round, n); }
+int host_rounds_steps(int d, int n) {
+  const HostMap& m = run_host_map();
+  if (static_cast<int>(m.host.size()) != n || !host_rounds_problem(m).empty()) return 0;
+  return d == 2 ? rounds(m.hosts()) : 2 * rounds(m.hosts());
+}
+std::vector<Flow> host_rounds_flows(int d, int n, int step) {
+  if (host_rounds_steps(d, n) == 0) return {};
+  return directed(d, step, [](int, int r) { return host_round_flows(run_host_map(), r); }, n);
 }
 
 // incast, fanout: step r has root r, all others send to it (or it to them).
@@ -67,6 +81,7 @@ GDR_REGISTER_PATTERN(reg_rounds, "rounds", rounds_steps, rounds_flows);
 GDR_REGISTER_PATTERN(reg_incast, "incast", one_root_per_rank, rooted<true>);
 GDR_REGISTER_PATTERN(reg_fanout, "fanout", one_root_per_rank, rooted<false>);
 GDR_REGISTER_PATTERN(reg_neighbor, "neighbor", one_step, neighbor_flows);
+GDR_REGISTER_PATTERN(reg_host_rounds, "host-rounds", host_rounds_steps, host_rounds_flows);
 
 const PatternInfo* find(std::string_view p) {
   for (const PatternInfo& i : pattern_registry())

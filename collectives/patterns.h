@@ -9,6 +9,10 @@
 //             per direction, so every ordered pair is covered in 2(n-1) steps.
 //   incast:   step r: every other rank sends to root r (many to one).
 //   fanout:   step r: root r sends to every other rank (one to many).
+//   host-rounds: rounds over HOST pairs (host_rounds.h): in each round every
+//             rank of host A runs against its rail partner on host B, all
+//             host pairs of the round at once; O(hosts) steps, not O(ranks).
+//             Needs the run's host map (set_run_host_map) before planning.
 //   neighbor: one step: every rank sends to rank+1 on the ring and receives
 //             from rank-1 at once, as the ring allreduce does.
 // bibw patterns carry both directions of each flow's pair explicitly.
@@ -41,6 +45,12 @@ struct PatternRegistrar {
 };
 #define GDR_REGISTER_PATTERN(var, ...) \
   static ::gdr::patterns::PatternRegistrar var { ::gdr::patterns::PatternInfo{__VA_ARGS__} }
+
+// The round-robin tournament (circle method) over n players: rounds(n)
+// rounds (n-1 for even n, n for odd: one player rests per round), each a
+// matching (a < b in every pair); every pair meets exactly once.
+int rounds(int n);
+std::vector<Flow> tournament_round(int n, int r);
 
 // The pattern names --pattern takes besides `pair`.
 const std::vector<std::string>& names();

@@ -29,7 +29,9 @@ void LinkMatrices::add(const CaseRecord& r, double algbw_bytes) {
   const CaseParams& c = r.params;
   if (c.has_dtype || c.reference || r.times.empty()) return;
   const std::string pattern = c.pattern.empty() ? "pair" : c.pattern;
-  if (pattern != "pair" && pattern != "rounds") return;  // a rank's time there spans several links
+  // A rank's time in incast, fanout or neighbor spans several links; in rounds
+  // and host-rounds each rank is in one flow of a step.
+  if (pattern != "pair" && pattern != "rounds" && pattern != "host-rounds") return;
   std::vector<std::pair<int, int>> links = c.flows;
   if (pattern == "pair") links = {{c.src, c.dst}};
   Key k{c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), pattern};

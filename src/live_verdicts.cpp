@@ -16,7 +16,7 @@ namespace {
 
 GDR_REGISTER_OPTIONS(reg_live_options, declare_options<LiveSettings>(ComponentOptions::Owner::program, "live-verdicts", {
     {{"--live-verdicts", "GDR_LIVE_VERDICTS",
-      "link patterns (rounds, pair): name a slow host link or host as soon as the evidence convicts it, "
+      "link patterns (rounds, host-rounds, pair): name a slow host link or host as soon as the evidence convicts it, "
       "one '# live suspect:' line and a JSON Lines record (on, off)", "on"},
      setting::one_of(&LiveSettings::mode, {"on", "off"})},
     {{"--live-min-slowdown", "GDR_LIVE_MIN_SLOWDOWN",
@@ -109,13 +109,14 @@ std::vector<LiveFinding> LiveVerdicts::add(const CaseRecord& r, const std::vecto
   const CaseParams& c = r.params;
   if (!on_ || c.has_dtype || c.reference || r.times.empty() || c.iters <= 0) return {};
   const std::string pattern = c.pattern.empty() ? "pair" : c.pattern;
-  if (pattern != "pair" && pattern != "rounds") return {};  // a rank's time there spans one link only
+  const bool rounds = pattern == "rounds" || pattern == "host-rounds";
+  if (pattern != "pair" && !rounds) return {};  // a rank's time there spans one link only
   if (static_cast<int>(rank_hosts.size()) < r.ranks) return {};
   for (int q = 0; q < r.ranks; ++q) hosts_seen_.insert(rank_hosts[q]);
   const GroupKey key{c.test, c.transport, std::string(mem_name(c.mem)), std::string(path_name(c.path)), pattern,
                      c.bytes};
   Group& g = groups_[key];
-  rounds_seen_ = rounds_seen_ || pattern == "rounds";
+  rounds_seen_ = rounds_seen_ || rounds;
   std::vector<std::pair<int, int>> links = pattern == "pair" ? std::vector<std::pair<int, int>>{{c.src, c.dst}}
                                                              : c.flows;
   std::vector<double> scratch;

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "collectives/patterns.h"
+#include "schedule.h"
 #include "collectives/test.h"
 #include "core/component_options.h"
 #include "core/errors.h"
@@ -74,6 +75,9 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "under --iters auto: seconds of timed work per case, at the warm-up's pace "
                  "(never fewer than 5 iterations)")
       ->capture_default_str();
+  sub.add_option("--budget", a.budget,
+                 "wall-clock for the whole sweep (90s, 2m, 1h): sets --case-time so every planned case "
+                 "fits; refused below the minimum; the plan is printed and stored");
   sub.add_option("-d,--datatype", a.datatypes,
                  "allreduce datatypes, comma list: float, double, int32, int64, half, bfloat16")
       ->capture_default_str();
@@ -97,7 +101,8 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "p2p pairs: ring (i to i+1) or all (every ordered pair); default rank 0 with np/2");
   sub.add_option("--pattern", a.pattern,
                  "p2p traffic, comma list: pair (one pair at a time, --pairs), rounds (all pairs, "
-                 "every rank busy, n-1 rounds of perfect matchings), incast (all to one root, "
+                 "every rank busy, n-1 rounds of perfect matchings), host-rounds (all host pairs, "
+                 "every rank against its rail partner, H-1 rounds), incast (all to one root, "
                  "rotating), fanout (one root to all, rotating), neighbor (all to rank+1 at once)")
       ->capture_default_str();
   sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration (64 as OSU)")
@@ -178,6 +183,10 @@ RunOptions validate(const RunArgs& a) {
     throw UsageError(fmt::format("--case-time {} must be a positive number of seconds, at most 86400",
                                  a.case_time));
   o.case_time = a.case_time;
+  if (!a.budget.empty()) {
+    o.budget_s = parse_duration(a.budget, "--budget");
+    if (o.iters > 0) throw UsageError("--budget sizes the iterations of each case: leave out --iters");
+  }
   o.dtypes = parse_list<DType>(a.datatypes, "--datatype", parse_dtype);
   o.ops = parse_list<Op>(a.ops, "--op", parse_op);
   if (a.check == "after") o.check = CheckMode::after;

@@ -29,6 +29,7 @@ struct RunArgs {
   double stepfactor = 2;
   std::string iters = "auto", warmup = "auto";
   double case_time = 1.0;
+  std::string budget;  // --budget DURATION; empty: none
   std::string datatypes = "float", ops = "sum";
   std::string check = "after";
   std::string references = "mpi";
@@ -55,6 +56,7 @@ struct RunOptions {
   std::vector<Op> ops;
   int iters = 0, warmup = -1;  // 0 / -1: auto, per test and size (TestInfo::auto_iters)
   double case_time = 1.0;      // under --iters auto: seconds of timed work per case
+  double budget_s = 0;         // --budget: the schedule's seconds (src/budget.h); 0: none
   CheckMode check = CheckMode::after;
   std::string output, json;
   bool force = false;

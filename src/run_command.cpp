@@ -25,6 +25,7 @@
 #include "metadata.h"
 #include "core/library_facts.h"
 #include "runner.h"
+#include "schedule.h"
 #include "core/signals.h"
 #include "core/launcher.h"
 
@@ -291,7 +292,15 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
     if (c.apply) c.apply(opt.settings, boot);
   // Planned once, with the components' flags applied (a reference row asks
   // them whether it can run): the checks below and the sweep read this plan.
-  const RunPlan plan = plan_run(opt, boot.size());
+  if (std::string why = set_up_host_map(boot, opt); !why.empty()) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
+    return kExitUsage;
+  }
+  RunPlan plan = plan_run(opt, boot.size());
+  if (std::string why = apply_schedule(opt, boot.size(), plan); !why.empty()) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
+    return kExitUsage;
+  }
   if (std::string why = nothing_to_run(plan); !why.empty()) {
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", why);
     return kExitUsage;
@@ -323,6 +332,7 @@ int run_started(Bootstrap& boot, RunOptions& opt, int argc, char** argv, double 
   RunMetadata meta = start_metadata(boot, argc, argv);
   meta.facts.emplace_back("scale.bootstrap_s", fmt::format("{:.6f}", boot.allreduce_max(bootstrap_s)));
   for (auto& kv : doctor::flatten(reports)) meta.facts.push_back(kv);
+  for (auto& kv : plan.facts) meta.facts.push_back(kv);
   if (boot.rank() == 0) warn_if_not_ready(reports, opt);
   if (std::vector<std::string> ign = ignored_options(opt); !ign.empty()) {
     std::string all;

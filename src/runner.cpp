@@ -11,6 +11,7 @@
 #include <set>
 
 #include "collectives/patterns.h"
+#include "schedule.h"
 #include "collectives/timed_loop.h"
 #include "case_fields.h"
 #include "core/errors.h"
@@ -307,7 +308,10 @@ class Sweep {
       if (lane.dead.empty()) {
         if (totals.cases == 0)  // every rank: the lane's set-up was collective, so is this
           scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
-        CaseRecord rec = run_case(lane, cases[i].params);
+        CaseParams params = cases[i].params;
+        if (opt_.budget_s > 0)  // --budget: this case's share of what is left (src/schedule.h)
+          params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart), cases.size() - i);
+        CaseRecord rec = run_case(lane, params);
         totals.cases++;
         totals.wrong += rec.wrong;
         progress.clear();
@@ -324,6 +328,8 @@ class Sweep {
       if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
+    if (opt_.budget_s > 0)
+      for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
     if (boot_.rank() == 0) meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
     if (std::string s = live_.summary(); boot_.rank() == 0 && !s.empty()) for (auto& k : sinks_) k->note(s);
@@ -445,6 +451,7 @@ class Sweep {
   Verdict verdict_;
   LiveVerdicts live_;  // rank 0's (src/live_verdicts.h)
   std::string shared_gpu_;  // the verdict's line when ranks share a GPU without MPS
+  BudgetPacer pacer_{opt_.budget_s, budget_reserve_s(), opt_.case_time};
 };
 
 }  // namespace

@@ -36,6 +36,7 @@ struct Planned {
 struct RunPlan {
   std::vector<Planned> cases;
   std::vector<std::string> notes;
+  std::vector<std::pair<std::string, std::string>> facts;  // what was scheduled and why (src/schedule.h)
 };
 RunPlan plan_run(const RunOptions& opt, int ranks);
 

@@ -1,5 +1,5 @@
 """The link matrix: for each p2p test, transport, memory kind, path and
-pattern that times one link per rank at a time (`pair`, `rounds`), the
+pattern that times one link per rank at a time (`pair`, `rounds`, `host-rounds`), the
 median time of every link sender -> receiver per size (ranks x ranks).
 
 gdrbench writes it under /links at the end of a run (src/link_matrix.cpp);
@@ -16,7 +16,7 @@ import numpy as np
 
 from .schema import directions, test_kind
 
-LINK_PATTERNS = ("pair", "rounds")
+LINK_PATTERNS = ("pair", "rounds", "host-rounds")
 
 
 @dataclasses.dataclass

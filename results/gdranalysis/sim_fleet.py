@@ -20,9 +20,10 @@ G GPUs per host run as G rail planes at once (GPU g of every host on NIC g,
 rail-aligned): each plane is judged as H hosts with one rank each; a host is
 named when any plane names it. A NIC fault is one rail of one host; a link
 fault one rail between two hosts; a host fault (`nic-both` with --all-rails)
-every rail. Schedule time: bw rounds over H hosts, 2(H-1) steps per size,
-all rails of a host pair at once (a host-level schedule, not yet in
-gdrbench: `--pattern rounds` over 8H ranks is 8x longer, given beside it).
+every rail. Schedule time: `--pattern host-rounds`, bw over H hosts, 2(H-1)
+steps per size (2H for odd H), all rails of a host pair at once (schedule.py
+counts the steps as collectives/host_rounds.cpp plans them; `--pattern rounds`
+over 8H ranks is 8x longer, given beside it).
 """
 
 from __future__ import annotations
@@ -34,10 +35,16 @@ import numpy as np
 
 from .schema import InputError
 from .intervals import wilson
-from .simulate import CASE_OVERHEAD_S, load_model, parse_cells, parse_hosts, wall_time_s
+from . import schedule
+from .simulate import load_model, parse_cells, parse_hosts, wall_time_s
 from .suspects import _median_se
 
 HOSTLINK_SE = 1.7725   # suspects._host_blocks: a block of one link, sqrt(2) x 1.2533
+
+
+def host_rounds_s(H, nsizes, case_time):
+    """Schedule seconds of bw over `--pattern host-rounds` on H hosts (any GPUs per host)."""
+    return schedule.schedule_s(schedule.steps("host-rounds", 0, hosts=H) * nsizes, case_time)
 
 
 def min_outliers(m, p0, alpha):
@@ -191,7 +198,7 @@ def cmd_fleet(a):
                    "found": sum(found) if found else None,
                    "recall_ci": wilson(sum(found), len(found)) if found else None,
                    "wrong_hosts": wrong, "hosts_judged": per, "host_fp_ci": wilson(wrong, per),
-                   "schedule_s_host_rounds": 2 * (H - 1) * len(model.bytes) * (a.case_time + CASE_OVERHEAD_S),
+                   "schedule_s_host_rounds": host_rounds_s(H, len(model.bytes), a.case_time),
                    "schedule_s_rank_rounds": wall_time_s(H, a.gpus, len(model.bytes), a.case_time),
                    "case_time_s": a.case_time, "alpha": a.alpha, "min_slowdown": a.min_slowdown,
                    "sim_s": round(time.monotonic() - t0, 1),

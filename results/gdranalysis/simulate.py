@@ -27,6 +27,7 @@ import time
 import numpy as np
 
 from .intervals import wilson
+from . import schedule
 from .schema import InputError
 from .sim_files import Fault, write_run
 from .sim_noise import NoiseModel, fit
@@ -34,7 +35,6 @@ from .suspects import analyze
 from .validate_verdict import findings_of, host_verdicts
 
 CLASSES = ("healthy", "link", "nic-egress", "nic-ingress", "nic-both", "rank", "down")
-CASE_OVERHEAD_S = 0.35   # validate.py's measured per-case cost beside the timed iterations
 
 
 def parse_cells(spec):
@@ -140,8 +140,7 @@ def trial(model, nhosts, rpg, fault, rng, workdir, judge_args):
 
 def wall_time_s(nhosts, rpg, nsizes, case_time):
     """validate's schedule: bw rounds over every rank, each case case_time plus its overhead."""
-    n = nhosts * rpg
-    return 2 * (n - 1 + n % 2) * nsizes * (case_time + CASE_OVERHEAD_S)
+    return schedule.schedule_s(schedule.steps("rounds", nhosts * rpg) * nsizes, case_time)
 
 
 def summarize(rows):

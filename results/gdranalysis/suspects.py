@@ -39,6 +39,7 @@ import dataclasses
 
 import numpy as np
 
+from . import schedule
 from .links import LINK_PATTERNS
 from .schema import InputError, Run, case_matches, format_bytes
 from .text import columns, fmt_num
@@ -210,6 +211,7 @@ class Suspect:
     p_value: float        # P(X >= outlier_in) by chance
     as_: list             # sender, receiver, rank (rank patterns), link, hostlink
     links: list = dataclasses.field(default_factory=list)  # hostlink: its rank links, "2>0"
+    rail: int | None = None  # link under host-rounds: the rail both its ranks are on
 
 
 @dataclasses.dataclass
@@ -224,12 +226,15 @@ class SuspectReport:
     outliers: int                # of which outliers
     suspects: list
     hosts: list                  # suspect hosts
+    schedule: str = ""           # what the file says was scheduled and why (schedule.recorded)
+    schedule_problems: list = dataclasses.field(default_factory=list)  # where the cases disagree with it
 
     def as_dict(self):
         return {"file": self.run.path, "z": self.z, "min_slowdown_pct": self.min_slowdown_pct,
                 "p0": self.p0, "alpha": self.alpha,
                 "groups": self.groups, "judged": self.judged, "outliers": self.outliers,
-                "suspects": [dataclasses.asdict(s) for s in self.suspects], "hosts": self.hosts}
+                "suspects": [dataclasses.asdict(s) for s in self.suspects], "hosts": self.hosts,
+                "schedule": self.schedule, "schedule_problems": self.schedule_problems}
 
 
 def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None,
@@ -275,6 +280,11 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
                                 float(np.median([f.ratio for f in out])), max(f.z for f in out),
                                 sorted({f.pattern for f in out}), worst.group, p, sorted({f.kind for f in out}),
                                 members))
+    rec = schedule.recorded(run)
+    if rec and rec.rank_rail:  # host-rounds: each link is one rail between two hosts
+        for sus in suspects:
+            if sus.kind == "link":
+                sus.rail = rec.rank_rail[int(sus.what.split(">")[0])]
     suspects.sort(key=lambda s: (-s.median_ratio, s.kind, s.what))
     bad_ranks = {int(s.what.split()[1]) for s in suspects if s.what.startswith("rank ")}
     all_hosts = sorted(set(run.hosts[:run.nranks]))
@@ -292,12 +302,16 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
             hosts.append(h)
     return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, alpha=alpha, groups=groups,
                          judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
-                         suspects=suspects, hosts=hosts)
+                         suspects=suspects, hosts=hosts, schedule=rec.describe() if rec else "",
+                         schedule_problems=schedule.host_rounds_problems(run, rec) if rec and rec.hosts else [])
 
 
 def format_table(rep: SuspectReport) -> str:
     out = [f"# {rep.run.describe()}"]
     out += [f"# note: {w}" for w in rep.run.warnings]
+    if rep.schedule:
+        out.append(f"# {rep.schedule}")
+    out += [f"# WARNING: schedule: {p}" for p in rep.schedule_problems]
     out.append(f"# outlier: more than {rep.z:g} robust sd (MAD x 1.4826, never below the iteration noise's "
                f"standard error) above the median of its peers and more than {rep.min_slowdown_pct:g}% "
                f"slower; suspect: more outliers than chance allows (P < {rep.alpha:g} at a healthy rate of "
@@ -305,7 +319,7 @@ def format_table(rep: SuspectReport) -> str:
     if rep.suspects:
         out += columns(("suspect", "as", "host", "outlier in", "chance", "slower x", "max z", "pattern",
                         "worst group"),
-                       [(s.what, ",".join(s.as_), s.host, f"{s.outlier_in}/{s.measured_in}", f"{s.p_value:.1e}",
+                       [(s.what + (f" rail {s.rail}" if s.rail is not None else ""), ",".join(s.as_), s.host, f"{s.outlier_in}/{s.measured_in}", f"{s.p_value:.1e}",
                          fmt_num(s.median_ratio, 2), fmt_num(s.max_z, 1), ",".join(s.patterns), s.worst)
                         for s in rep.suspects],
                        right={3, 4, 5, 6})

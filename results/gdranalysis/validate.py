@@ -23,15 +23,13 @@ import signal
 import subprocess
 import time
 
+from . import schedule
 from .env import env_value, executable, words
 from .schema import InputError
 from .validate_verdict import down_links, findings_of, format_table, host_verdicts, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
-CASE_OVERHEAD_S = 0.35      # per case beside its timed iterations: warm-up, check, HDF5 (measured, docs/validate.md)
-START_S_PER_HOST = 0.25     # mpirun start-up and connections grow with the host count (README scaling table)
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
-MIN_CASE_TIME_S = 0.2
 
 
 def read_hostfile(path) -> list:
@@ -173,18 +171,20 @@ def probe(rec, lau, hosts, deadline):
     return failed
 
 
-def plan(nhosts, ppn, nsizes, budget_s, spent_s):
-    """Case count and time for `rounds` over nhosts x ppn ranks within what is left of the budget."""
-    n = nhosts * ppn
-    cases = 2 * (n - 1 + (n % 2)) * nsizes       # bw rounds: every round once per direction, per size
-    left = budget_s - spent_s - ANALYSIS_S - START_S_PER_HOST * nhosts - 2.0
-    case_time = (left / cases - CASE_OVERHEAD_S) / 1.15   # auto iterations overrun their time a little
-    return cases, case_time, left
+def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds"):
+    """Case count and time for bw over `pattern` on nhosts x ppn ranks within what is left of the budget."""
+    cases = schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes
+    left = budget_s - spent_s - ANALYSIS_S
+    return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
-def bench(rec, lau, a, hosts, deadline, h5, case_time):
+def bench(rec, lau, a, hosts, deadline, h5):
+    """The run keeps to what is left of the budget itself (`run --budget`: the same model as
+    plan(), then each case its share of what is left), so a slow start or slow cases shorten
+    the cases after them instead of running into the deadline."""
     argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", a.min_bytes, "-e", a.max_bytes, "-f", "2", "--window",
-            str(a.window), "--pattern", "rounds", "-w", str(a.warmup), "--case-time", f"{case_time:.3f}",
+            str(a.window), "--pattern", a.pattern, "-w", str(a.warmup),
+            "--budget", f"{max(1.0, deadline - time.monotonic()):.1f}s",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
     return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, f"bench {len(hosts)} hosts",
                    give_up=re.compile(r"did not answer|timed out after"))
@@ -212,16 +212,14 @@ def died_in(err, hosts):
     return named
 
 
-def min_budget(nhosts, ppn, nsizes, doctor_s=5.0):
+def min_budget(nhosts, ppn, nsizes, doctor_s=5.0, pattern="rounds"):
     """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
-    n = nhosts * ppn
-    cases = 2 * (n - 1 + (n % 2)) * nsizes
-    return doctor_s + ANALYSIS_S + START_S_PER_HOST * nhosts + 2.0 + cases * (CASE_OVERHEAD_S + 1.15 * MIN_CASE_TIME_S)
+    return doctor_s + ANALYSIS_S + schedule.min_budget_s(schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes, nhosts)
 
 
-def default_budget(nhosts, ppn, nsizes):
+def default_budget(nhosts, ppn, nsizes, pattern="rounds"):
     """Without --budget: about four times the minimum, so that every case gets ~1 s."""
-    return round(4 * min_budget(nhosts, ppn, nsizes))
+    return round(4 * min_budget(nhosts, ppn, nsizes, pattern=pattern))
 
 
 def _judge(a, h5, ran_on, notes):
@@ -261,8 +259,8 @@ def validate(a) -> int:
         raise InputError(f"{len(hosts)} host: validate compares hosts (or, on one host, 3 or more ranks: "
                          "--ranks-per-host) with each other")
     nsizes = _sizes(a)
-    need = min_budget(len(hosts), a.ranks_per_host, nsizes)
-    budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes)
+    need = min_budget(len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern)
+    budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern)
     if budget < need:
         raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
                          f"{nsizes} sizes: it needs at least {need:.0f} s")
@@ -293,13 +291,13 @@ def validate(a) -> int:
         if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
             break
-        cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0)
-        if case_time < MIN_CASE_TIME_S:
+        cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0, a.pattern)
+        if case_time < schedule.MIN_CASE_TIME_S:
             notes.append(f"run {attempt}: not enough budget left for {len(alive)} hosts ({case_time:.2f} s a case)")
             break
         h5 = os.path.join(a.out, f"run{attempt}.h5")
         ran_on = list(alive)
-        rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5, case_time)
+        rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5)
         notes.append(f"run {attempt}: {len(alive)} hosts, {cases} cases of about {case_time:.2f} s, "
                      f"exit {rc}{' (killed at the budget)' if to else ''}")
         if rc == 0 and not to:
@@ -387,6 +385,9 @@ def add_parser(sub, pct, exit_codes_doc):
     v.add_argument("-T", "--transport", default="mpi", choices=("mpi", "ucx", "verbs"), help="default mpi")
     v.add_argument("--mem", default="host", choices=("host", "cuda"),
                    help="cuda: a host whose doctor says not ready fails (default host)")
+    v.add_argument("--pattern", default="rounds", choices=("rounds", "host-rounds"),
+                   help="rounds: every rank pair (O(ranks) steps, default); host-rounds: every host pair, "
+                   "each rank with its rail partner (O(hosts) steps)")
     v.add_argument("--ranks-per-host", type=int, default=1, help="ranks on each host (default 1; one per GPU)")
     v.add_argument("--min-bytes", default="1M", help="smallest message (default 1M)")
     v.add_argument("--max-bytes", default="8M", help="largest message, sizes double (default 8M: 4 sizes)")

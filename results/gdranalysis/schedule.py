@@ -1,0 +1,144 @@
+"""The schedule and budget model shared by `gdrbench validate`, the simulators and
+`gdrbench run --budget` (src/schedule.h holds the same constants in C++;
+tests/mpi/test_host_rounds.py checks that a run's stored budget decision is this one).
+
+A case costs its timed work (--case-time) x OVERRUN (auto iterations overrun their
+time a little) plus CASE_OVERHEAD_S (warm-up, check, HDF5; measured, docs/validate.md);
+start-up costs START_S_PER_HOST a host plus START_SLACK_S.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+CASE_OVERHEAD_S = 0.35
+OVERRUN = 1.15
+START_S_PER_HOST = 0.25     # mpirun start-up and connections grow with the host count (README scaling table)
+START_SLACK_S = 2.0
+MIN_CASE_TIME_S = 0.2
+
+
+def rounds(n):
+    """Rounds of the circle method over n players (collectives/patterns.cpp rounds())."""
+    return n if n % 2 else n - 1
+
+
+def steps(pattern, n_ranks, hosts=1, directions=1):
+    """Steps of `rounds` (over ranks) or `host-rounds` (over hosts) for one size: each round
+    once per direction for one-way tests, once for bibw (directions=2)."""
+    n = hosts if pattern == "host-rounds" else n_ranks
+    return 0 if n < 2 else rounds(n) * (1 if directions == 2 else 2)
+
+
+def start_s(hosts):
+    return START_S_PER_HOST * hosts + START_SLACK_S
+
+
+def case_time_s(budget_s, cases, hosts):
+    """The --case-time that fits `cases` on `hosts` hosts into budget_s (src/schedule.cpp fit_budget)."""
+    return ((budget_s - start_s(hosts)) / max(1, cases) - CASE_OVERHEAD_S) / OVERRUN
+
+
+def min_budget_s(cases, hosts):
+    """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
+    return start_s(hosts) + max(1, cases) * (CASE_OVERHEAD_S + OVERRUN * MIN_CASE_TIME_S)
+
+
+def schedule_s(cases, case_time):
+    """Seconds the cases take at case_time each (start-up left out)."""
+    return cases * (case_time + CASE_OVERHEAD_S)
+
+
+def host_pairs(hosts, r):
+    """The host pairs (a < b) of round r: collectives/patterns.cpp tournament_round."""
+    m = hosts + hosts % 2
+    cand = [(r % (m - 1), m - 1)] + [((r + k) % (m - 1), (r - k + m - 1) % (m - 1)) for k in range(1, m // 2)]
+    return [(min(a, b), max(a, b)) for a, b in cand if a < hosts and b < hosts]
+
+
+@dataclasses.dataclass
+class Recorded:
+    """What a run scheduled and why, from its file's facts (src/schedule.cpp)."""
+    patterns: list
+    hosts: list = dataclasses.field(default_factory=list)       # host-rounds: host index -> name
+    rank_host: list = dataclasses.field(default_factory=list)   # rank -> host index
+    rank_rail: list = dataclasses.field(default_factory=list)   # rank -> rail
+    rails: str = ""
+    rounds: list = dataclasses.field(default_factory=list)      # round -> [(a, b)] host indices
+    budget: dict = dataclasses.field(default_factory=dict)      # budget.* facts
+
+    def describe(self):
+        s = f"schedule: {','.join(self.patterns)}"
+        if self.hosts:
+            per = len(self.rank_host) // max(1, len(self.hosts))
+            s += (f"; host-rounds over {len(self.hosts)} hosts x {per} ranks, {len(self.rounds)} rounds "
+                  f"({'; '.join(' '.join(f'{a}-{b}' for a, b in r) for r in self.rounds)}), rails by {self.rails}")
+        if self.budget:
+            b = self.budget
+            s += (f"; --budget {b['budget.s']} s: {b['budget.cases']} cases of {b['budget.case_time_s']} s timed "
+                  f"work planned, minimum {float(b['budget.min_s']):.0f} s")
+            if "budget.elapsed_s" in b:
+                s += f", took {float(b['budget.elapsed_s']):.1f} s ({'kept' if b['budget.kept'] == 'yes' else 'EXCEEDED'})"
+        return s
+
+
+def _ints(text):
+    return [int(x) for x in str(text).split(",") if x != ""]
+
+
+def recorded(run):
+    """The file's schedule, or None for files written before it was stored."""
+    f = run.facts
+    if "schedule.patterns" not in f:
+        return None
+    rec = Recorded(patterns=str(f["schedule.patterns"]).split(","),
+                   budget={k: str(v) for k, v in f.items() if k.startswith("budget.")})
+    if "schedule.host_rounds.hosts" in f:
+        rec.hosts = str(f["schedule.host_rounds.hosts"]).split(",")
+        rec.rank_host = _ints(f["schedule.host_rounds.rank_host"])
+        rec.rank_rail = _ints(f["schedule.host_rounds.rank_rail"])
+        rec.rails = str(f["schedule.host_rounds.rails"])
+        rec.rounds = [[tuple(int(x) for x in p.split("-")) for p in r.split()]
+                      for r in str(f["schedule.host_rounds.host_pairs"]).split(";")]
+    return rec
+
+
+def _nic_mismatch(run, rec):
+    """Rail partners whose recorded NICs (/ranks/hca, "mlx5_0:1") differ: the pairs were
+    rail-aligned by local index while the topology put them on different rails."""
+    hcas = list(getattr(run, "hcas", []) or [])
+    if len(hcas) < len(rec.rank_host) or not all(hcas[:len(rec.rank_host)]):
+        return []
+    nic = [h.split(",")[0].split(":")[0] for h in hcas]
+    by = {}
+    for r, (h, rail) in enumerate(zip(rec.rank_host, rec.rank_rail)):
+        by.setdefault(rail, []).append(r)
+    bad = sorted({f"rail {rail}" for rail, rs in by.items() if len({nic[r] for r in rs}) > 1})
+    return [f"{', '.join(bad)}: its ranks use different NICs ({rec.rails} pairing; /ranks/hca)"] if bad else []
+
+
+def host_rounds_problems(run, rec):
+    """Where the file disagrees with its recorded plan: the stored rounds against the circle
+    method, each host-rounds case's flows against its round's host pairs and rails, and the
+    rank -> host map against the ranks' hostnames. Empty when it all agrees."""
+    from .schema import directions
+    out = []
+    H = len(rec.hosts)
+    if rec.rounds != [host_pairs(H, r) for r in range(rounds(H))]:
+        out.append("the stored host rounds are not the circle method's")
+    names = [rec.hosts[h] for h in rec.rank_host]
+    if names != list(run.hosts[:len(names)]):
+        out.append("the stored rank -> host map is not the ranks' hostnames")
+    out += _nic_mismatch(run, rec)
+    for c in run.cases:
+        if c.pattern != "host-rounds" or c.flows is None:
+            continue
+        step = int(c.attrs["step"])
+        r = step if directions(c.attrs) == 2 else step // 2
+        want = set(rec.rounds[r]) if r < len(rec.rounds) else set()
+        for s, d in c.links():
+            hs, hd = rec.rank_host[s], rec.rank_host[d]
+            if (min(hs, hd), max(hs, hd)) not in want or rec.rank_rail[s] != rec.rank_rail[d]:
+                out.append(f"{c.name}: flow {s}>{d} is not in round {r} on one rail")
+                break
+    return out

@@ -1,0 +1,123 @@
+// The run's schedule and budget (schedule.h).
+#include "schedule.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "collectives/host_rounds.h"
+#include "core/errors.h"
+
+namespace gdr {
+namespace {
+
+using patterns::run_host_map;
+
+bool uses(const RunOptions& o, std::string_view p) {
+  return std::find(o.patterns.begin(), o.patterns.end(), p) != o.patterns.end();
+}
+
+std::string joined(const std::vector<int>& v) {
+  return fmt::format("{}", fmt::join(v, ","));
+}
+
+// The host-rounds facts and the line printed at start.
+void host_rounds_record(int ranks, RunPlan& plan) {
+  const patterns::HostMap& m = run_host_map();
+  const int r = patterns::rounds(m.hosts());
+  plan.facts.emplace_back("schedule.host_rounds.hosts", fmt::format("{}", fmt::join(m.names, ",")));
+  plan.facts.emplace_back("schedule.host_rounds.rank_host", joined(m.host));
+  plan.facts.emplace_back("schedule.host_rounds.rank_rail", joined(m.rail));
+  plan.facts.emplace_back("schedule.host_rounds.rails", "local index");
+  plan.facts.emplace_back("schedule.host_rounds.rounds", fmt::format("{}", r));
+  plan.facts.emplace_back("schedule.host_rounds.host_pairs", patterns::describe_rounds(m.hosts()));
+  plan.notes.push_back(fmt::format(
+      "host-rounds: {} hosts x {} ranks, {} rounds of host pairs (x2 steps for one-way tests), each rank against "
+      "the rank of the same local index on the other host; O(hosts) steps where rounds takes {}",
+      m.hosts(), ranks / std::max(1, m.hosts()), r, 2 * patterns::rounds(ranks)));
+}
+
+}  // namespace
+
+double parse_duration(std::string_view text, std::string_view option) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  const std::string_view unit(end, text.data() + text.size() - end);
+  const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
+  if (ec != std::errc{} || mult == 0 || !(v > 0) || !std::isfinite(v) || v * mult > 7 * 86400)
+    throw UsageError(fmt::format("{} '{}': want a duration such as 90s, 2m or 1h (up to a week)", option, text));
+  return v * mult;
+}
+
+BudgetPlan fit_budget(double budget_s, int cases, int hosts) {
+  BudgetPlan b;
+  b.budget_s = budget_s;
+  b.cases = std::max(1, cases);
+  b.start_s = kStartSPerHost * hosts + kStartSlackS;
+  b.case_time_s = ((budget_s - b.start_s) / b.cases - kCaseOverheadS) / kOverrun;
+  b.per_case_s = kCaseOverheadS + kOverrun * b.case_time_s;
+  b.min_budget_s = b.start_s + b.cases * (kCaseOverheadS + kOverrun * kMinCaseTimeS);
+  return b;
+}
+
+double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
+  if (last_elapsed_ >= 0) {
+    overhead_sum_ += std::max(0.0, elapsed_s - last_elapsed_ - last_case_time_);
+    ++measured_;
+  }
+  const double overhead = measured_ ? overhead_sum_ / measured_ : kCaseOverheadS;
+  const double left = budget_s_ - reserve_s_ - elapsed_s;
+  const double t = (left / static_cast<double>(std::max<std::size_t>(1, cases_left)) - overhead) / kOverrun;
+  last_elapsed_ = elapsed_s;
+  last_case_time_ = std::clamp(t, 0.01, planned_s_);  // behind: down to the fewest iterations (kMinAutoIters)
+  return last_case_time_;
+}
+
+std::vector<std::pair<std::string, std::string>> BudgetPacer::facts(double elapsed_s) const {
+  const double total = elapsed_s + reserve_s_;
+  return {{"budget.elapsed_s", fmt::format("{:.3f}", total)},
+          {"budget.kept", total <= budget_s_ ? "yes" : "no"},
+          {"budget.overhead_s", fmt::format("{:.3f}", measured_ ? overhead_sum_ / measured_ : kCaseOverheadS)}};
+}
+
+double budget_reserve_s() { return kStartSPerHost * std::max(1, run_host_map().hosts()) + kStartSlackS; }
+
+std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt) {
+  std::vector<std::string> names;
+  for (int r = 0; r < boot.size(); ++r) names.push_back(boot.host_of(r));
+  patterns::set_run_host_map(patterns::host_map(names));
+  return uses(opt, "host-rounds") ? patterns::host_rounds_problem(run_host_map()) : "";
+}
+
+std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
+  const int hosts = std::max(1, run_host_map().hosts());
+  if (opt.budget_s > 0) {
+    const BudgetPlan b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()), hosts);
+    if (b.case_time_s < kMinCaseTimeS)
+      return fmt::format("--budget {:g} s is below the minimum {:.0f} s for {} cases on {} hosts ({:g} s of timed "
+                         "work a case at least, {:g} s each beside it, {:.2g} s start-up)",
+                         b.budget_s, std::ceil(b.min_budget_s), b.cases, hosts, kMinCaseTimeS, kCaseOverheadS,
+                         b.start_s);
+    opt.case_time = std::floor(b.case_time_s * 1000) / 1000;
+    plan = plan_run(opt, ranks);
+    plan.facts = {{"budget.s", fmt::format("{:g}", b.budget_s)},
+                  {"budget.cases", fmt::format("{}", b.cases)},
+                  {"budget.case_time_s", fmt::format("{:.3f}", opt.case_time)},
+                  {"budget.per_case_s", fmt::format("{:.3f}", b.per_case_s)},
+                  {"budget.start_s", fmt::format("{:.3f}", b.start_s)},
+                  {"budget.min_s", fmt::format("{:.3f}", b.min_budget_s)},
+                  {"budget.hosts", fmt::format("{}", hosts)}};
+    plan.notes.push_back(fmt::format(
+        "--budget {:g} s: {} cases of about {:.2f} s each ({:.3f} s of timed work, --case-time, + {:g} s), "
+        "{:.1f} s start-up; the minimum for this plan is {:.0f} s",
+        b.budget_s, b.cases, b.per_case_s, opt.case_time, kCaseOverheadS, b.start_s, std::ceil(b.min_budget_s)));
+  }
+  plan.facts.emplace_back("schedule.patterns", fmt::format("{}", fmt::join(opt.patterns, ",")));
+  if (uses(opt, "host-rounds")) host_rounds_record(ranks, plan);
+  return "";
+}
+
+}  // namespace gdr

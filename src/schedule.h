@@ -1,0 +1,75 @@
+// What a run schedules and why: the host map of --pattern host-rounds and
+// the --budget decision, printed at start and stored as facts (schedule.*,
+// budget.*) so the verdict can be recomputed from the file alone.
+//
+// The budget model is `gdrbench validate`'s (results/gdranalysis/schedule.py
+// holds the Python side; tests/mpi/test_host_rounds.py checks both give the
+// same case time): a case costs its timed work x 1.15 (auto iterations
+// overrun their time a little) plus 0.35 s (warm-up, check, HDF5); start-up
+// costs 0.25 s per host plus 2 s.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "core/bootstrap.h"
+#include "options.h"
+#include "runner.h"
+
+namespace gdr {
+
+inline constexpr double kCaseOverheadS = 0.35, kOverrun = 1.15, kStartSPerHost = 0.25, kStartSlackS = 2.0,
+                        kMinCaseTimeS = 0.2;
+
+// "90", "90s", "2m", "1.5h" -> seconds; UsageError naming `option` otherwise.
+double parse_duration(std::string_view text, std::string_view option);
+
+struct BudgetPlan {
+  double budget_s = 0, start_s = 0, case_time_s = 0, per_case_s = 0, min_budget_s = 0;
+  int cases = 0;
+};
+// The case time that fits `cases` on `hosts` hosts into budget_s (pure).
+BudgetPlan fit_budget(double budget_s, int cases, int hosts);
+
+// Keeps a running sweep to --budget: before each case, the case time that
+// fits the cases left into what is left of the budget (at most the plan's),
+// given the seconds
+// each case took beside its timed work so far (measured from the previous
+// call; 0.35 s until a case has run). Every rank calls it with the same
+// elapsed time (the slowest rank's), so all choose the same case time.
+class BudgetPacer {
+ public:
+  // reserve_s: the budget's seconds outside the processes' clock (the
+  // launcher's start before it, the exit after it): budget_reserve_s().
+  // planned_s: the plan's case time, never exceeded: a case that ends early
+  // leaves its time as margin for the last cases and the exit, not to the
+  // cases after it (redistributed, a 4-host validate went past its budget).
+  BudgetPacer(double budget_s, double reserve_s, double planned_s)
+      : budget_s_(budget_s), reserve_s_(reserve_s), planned_s_(planned_s) {}
+  // elapsed_s: seconds since the processes started; cases_left: this one included.
+  double next(double elapsed_s, std::size_t cases_left);
+  // budget.elapsed_s, budget.kept, budget.overhead_s (the measured per-case cost) after the sweep.
+  std::vector<std::pair<std::string, std::string>> facts(double elapsed_s) const;
+
+ private:
+  double budget_s_, reserve_s_, planned_s_, last_elapsed_ = -1, last_case_time_ = 0, overhead_sum_ = 0;
+  int measured_ = 0;
+};
+// The model's start-up for the run's hosts (0.25 s a host + 2 s), reserved
+// for the launch and exit: 1.5 s was too little for 8 ranks on 4 emulated
+// hosts under load 16 (the run went 1-2 s past a 44 s budget).
+double budget_reserve_s();
+
+// Collective-free (every rank has the gathered hostnames): sets the host
+// map the host-rounds pattern plans on. "" or the one line why it cannot run.
+std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt);
+
+// After planning: with --budget, sets opt.case_time and plans again, or
+// returns the one line why the budget is too small. Adds the schedule's and
+// the budget's notes and facts to the plan.
+std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan);
+
+}  // namespace gdr

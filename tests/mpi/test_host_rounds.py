@@ -1,0 +1,111 @@
+"""`--pattern host-rounds` and `--budget` on a real launch: 6 ranks under mpirun,
+each in its own UTS namespace named as one of 3 hosts (fake_host.sh, the emulated
+cluster's way of naming hosts). The file stores the schedule (host pairs per round,
+rank -> host, rails) and the budget decision; both match results/gdranalysis/schedule.py
+(the model validate and the simulators use); every case's flows are cross-host and
+rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
+its links. Bad input (uneven hosts, one host, a budget below the minimum, a
+malformed duration): one line, exit 2."""
+import concurrent.futures
+import json
+import os
+import subprocess
+import sys
+import time
+
+import h5py
+
+from gdrtest import *  # noqa: F401,F403
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+from gdranalysis import schedule  # noqa: E402
+
+BUDGET = 20
+ARGS = ["run", "-t", "bw", "-T", "mpi", "-m", "host", "-b", "4K", "-e", "16K", "-f", "4", "--window", "4",
+        "--pattern", "host-rounds", "--timeout", "60"]
+
+
+def launch(np_, args, per=2, fake=True):
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_FAKE_PER={per}"]
+    cmd += [os.path.join(HERE, "fake_host.sh")] if fake else []
+    t0 = time.monotonic()
+    p = subprocess.run(cmd + [GDRBENCH] + args, capture_output=True, text=True, timeout=120, env=env())
+    return p, time.monotonic() - t0
+
+
+def refused(p, words):
+    lines = [l for l in p.stderr.splitlines() if l.startswith("gdrbench:")]
+    check(p.returncode == 2, f"exit {p.returncode}, want 2: {p.stderr[-600:]}")
+    check(len(lines) >= 1 and all(w in lines[0] for w in words), f"want {words} in one line: {p.stderr[-600:]}")
+
+
+def check_file(h5, nsizes):
+    with h5py.File(h5, "r") as f:
+        facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
+        cases = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
+        check("links/bw_mpi_host_direct_host-rounds" in f, f"no link matrix: {list(f.get('links', {}))}")
+    H, ppn = 3, 2
+    check(facts["schedule.patterns"] == "host-rounds", facts.get("schedule.patterns"))
+    check(facts["schedule.host_rounds.hosts"] == "fh0,fh1,fh2", facts["schedule.host_rounds.hosts"])
+    check(facts["schedule.host_rounds.rank_host"] == "0,0,1,1,2,2", facts["schedule.host_rounds.rank_host"])
+    check(facts["schedule.host_rounds.rank_rail"] == "0,1,0,1,0,1", facts["schedule.host_rounds.rank_rail"])
+    want = "; ".join(" ".join(f"{a}-{b}" for a, b in schedule.host_pairs(H, r)) for r in range(schedule.rounds(H)))
+    check(facts["schedule.host_rounds.host_pairs"] == want, f"{facts['schedule.host_rounds.host_pairs']} != {want}")
+    steps = schedule.steps("host-rounds", H * ppn, hosts=H)
+    check(len(cases) == steps * nsizes, f"{len(cases)} cases, the model says {steps} steps x {nsizes} sizes")
+    check(steps < schedule.steps("rounds", H * ppn), "host-rounds is not shorter than rounds")
+    for c in cases:
+        r = int(c["step"]) // 2
+        pairs = {(int(s) // ppn, int(d) // ppn) for s, d in c["flows"]}
+        check({tuple(sorted(p)) for p in pairs} == set(schedule.host_pairs(H, r)), f"step {c['step']}: {pairs}")
+        check(all(int(s) % ppn == int(d) % ppn for s, d in c["flows"]), f"step {c['step']} not rail-aligned")
+        check(len(c["flows"]) == ppn * len(schedule.host_pairs(H, r)), f"step {c['step']}: {len(c['flows'])} flows")
+    # The budget decision is the Python model's (validate, simulators), to the millisecond.
+    ct = schedule.case_time_s(BUDGET, len(cases), H)
+    check(facts["budget.cases"] == str(len(cases)), facts["budget.cases"])
+    check(abs(float(facts["budget.case_time_s"]) - ct) < 1e-3, f"case time {facts['budget.case_time_s']} vs {ct:.4f}")
+    check(abs(float(facts["budget.min_s"]) - schedule.min_budget_s(len(cases), H)) < 1e-3, facts["budget.min_s"])
+    return len(cases)
+
+
+def run():
+    if os.geteuid() != 0:
+        print("SKIP: needs root (unshare --uts)")
+        sys.exit(77)
+    d = tmpdir()
+    h5 = os.path.join(d, "hr.h5")
+    p, wall = launch(6, ARGS + ["--budget", f"{BUDGET}s", "--output", h5])
+    check(p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    check("host-rounds: 3 hosts x 2 ranks, 3 rounds" in p.stdout and f"--budget {BUDGET} s:" in p.stdout,
+          f"the plan is not printed at start:\n{p.stdout[:2000]}")
+    check(wall <= BUDGET, f"{wall:.1f} s over the {BUDGET} s budget")
+    with h5py.File(h5, "r") as f:
+        kept = {k: str(f["facts"].attrs[k]) for k in ("budget.kept", "budget.elapsed_s")}
+        paced = [float(g.attrs["case_time_s"]) for g in f["cases"].values()]
+    check(kept["budget.kept"] == "yes" and float(kept["budget.elapsed_s"]) <= BUDGET, f"file says {kept}")
+    n = check_file(h5, nsizes=2)
+    # Paced (tests/unit/test_host_rounds.cpp): each case its share of what is left, never more
+    # than the plan's case time.
+    planned = float(h5py.File(h5, "r")["facts"].attrs["budget.case_time_s"])
+    check(all(0 < t <= planned + 1e-9 for t in paced), f"case times {paced}, planned {planned}")
+    s = subprocess.run([GDRBENCH, "suspects", h5, "--json"], capture_output=True, text=True, timeout=120)
+    check(s.returncode in (0, 1), f"suspects exit {s.returncode}: {s.stderr}")
+    rep = json.loads(s.stdout)
+    check("host-rounds over 3 hosts x 2 ranks" in rep["schedule"], rep["schedule"])
+    check(rep["schedule_problems"] == [], rep["schedule_problems"])
+    check(rep["judged"] > 0, "suspects judged nothing")
+    print(f"{n} cases in {wall:.1f} s of a {BUDGET} s budget; suspects: {rep['schedule']}")
+    # Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s).
+    with concurrent.futures.ThreadPoolExecutor(4) as ex:
+        bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
+               (ex.submit(launch, 2, ARGS, fake=False), ["needs ranks on 2 or more hosts"]),
+               (ex.submit(launch, 2, ARGS + ["--budget", "3s"], per=1),
+                ["--budget 3 s is below the minimum", "4 cases on 2 hosts"]),
+               (ex.submit(launch, 1, ARGS + ["--budget", "2x"], fake=False), ["--budget '2x'", "90s, 2m or 1h"])]
+        for fut, words in bad:
+            refused(fut.result()[0], words)
+
+
+if __name__ == "__main__":
+    main(run)
