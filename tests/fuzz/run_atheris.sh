@@ -20,7 +20,7 @@ if ! "$venv/bin/python" -c 'import atheris' 2>/dev/null ||
 fi
 mkdir -p "$work/corpus" "$work/artifacts"
 set +e
-"$venv/bin/python" "$target" -max_total_time="${GDR_FUZZ_SECONDS:-30}" \
+"$venv/bin/python" "$target" -max_total_time="${GDR_FUZZ_SECONDS:-20}" \
   -timeout="${GDR_FUZZ_INPUT_TIMEOUT:-10}" -rss_limit_mb=2048 -print_final_stats=1 \
   -artifact_prefix="$work/artifacts/" "$@" "$work/corpus" "$corpus" 2>&1 | tail -n 60
 rc=${PIPESTATUS[0]}

@@ -3,7 +3,7 @@
 #   run_fuzzer.sh FUZZER CORPUS_DIR WORK_DIR [extra libFuzzer flags]
 # CORPUS_DIR (in the repository) is only read; inputs that reach new code go
 # to WORK_DIR/corpus, a crash, leak or timeout to WORK_DIR/artifacts/ (and the
-# test fails). GDR_FUZZ_SECONDS (default 30) bounds the run; one input may
+# test fails). GDR_FUZZ_SECONDS (default 20) bounds the run; one input may
 # take at most GDR_FUZZ_INPUT_TIMEOUT seconds (default 10) before it counts
 # as a hang.
 set -euo pipefail
@@ -11,7 +11,7 @@ fuzzer=$1 corpus=$2 work=$3
 shift 3
 mkdir -p "$work/corpus" "$work/artifacts"
 name=$(basename "$fuzzer")
-flags=(-max_total_time="${GDR_FUZZ_SECONDS:-30}" -timeout="${GDR_FUZZ_INPUT_TIMEOUT:-10}"
+flags=(-max_total_time="${GDR_FUZZ_SECONDS:-20}" -timeout="${GDR_FUZZ_INPUT_TIMEOUT:-10}"
        -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix="$work/artifacts/")
 dict=$(dirname "$0")/$name.dict
 [ -f "$dict" ] && flags+=(-dict="$dict")
