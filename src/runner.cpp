@@ -317,9 +317,11 @@ class Sweep {
         progress.clear();
         for (auto& s : sinks_) s->add(rec);
         note_copy_row(rec, copies_);  // a ceiling for the rows after it (src/path_record.h)
-        if (boot_.rank() == 0) verdict_.add(rec);
-        if (boot_.rank() == 0)  // after the step, outside its timed loop
+        if (boot_.rank() == 0) {
+          verdict_.add(rec);
+          // after the step, outside its timed loop
           for (const LiveFinding& f : live_.add(rec, meta_.hosts)) report_live(f, sinks_);
+        }
         progress.step(i + 1);
       }
       // A lane's last case: its buffers go back to the cache, for the next
@@ -331,8 +333,11 @@ class Sweep {
     if (opt_.budget_s > 0)
       for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
-    if (boot_.rank() == 0) meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
-    if (std::string s = live_.summary(); boot_.rank() == 0 && !s.empty()) for (auto& k : sinks_) k->note(s);
+    if (boot_.rank() == 0) {
+      meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
+      if (std::string s = live_.summary(); !s.empty())
+        for (auto& k : sinks_) k->note(s);
+    }
     return totals;
   }
 
