@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""same_outputs.py OLD_BIN NEW_BIN [--allow-new a,b] [--np N] [--keep DIR]
+"""same_outputs.py OLD_BIN NEW_BIN [--allow-new a,b] [--np N] [--keep DIR] [--compare DIR]
 
 Proof that a refactor changed no behaviour: the same quick real runs
 (mpirun, host memory, and device memory where `gdrbench list` says it is
@@ -8,6 +8,9 @@ JSON Lines row and the table text compared, apart from what differs between
 any two runs (timings, times of day, run ids, the binary's own version).
 Prints each difference; exit 1 on one, 0 when equal apart from attributes
 named in --allow-new (present in NEW only), 2 on bad input.
+Where h5py is missing (the lent GPU machine), the runs are kept in --keep DIR
+and the script exits 3; `--compare DIR` compares such a folder elsewhere
+(OLD_BIN and NEW_BIN are then the paths the runs used, masked in the outputs).
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import subprocess
 import sys
 import tempfile
 
-import h5py
-import numpy as np
+try:
+    import h5py
+    import numpy as np
+except ImportError:  # runs can still be made and kept; compared elsewhere
+    h5py = np = None
 
 SMALL = ["-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1"]
 # name -> gdrbench run arguments; {T}: the transports usable here.
@@ -167,22 +173,36 @@ def main() -> int:
     p.add_argument("--allow-new", default="", help="comma list of attribute/JSON names NEW may add")
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--keep", help="write the runs under this folder (default: a temporary one, removed)")
+    p.add_argument("--compare", metavar="DIR", help="compare runs kept elsewhere in DIR; run nothing")
     a = p.parse_args()
-    for exe in (a.old, a.new):
-        if not os.access(exe, os.X_OK):
-            print(f"same_outputs: {exe} is not an executable", file=sys.stderr)
+    if a.compare:
+        top, old, new = a.compare, a.old, a.new
+        names = [n for n in RUNS if os.path.exists(os.path.join(top, "old", n + ".h5"))]
+        if not names:
+            print(f"same_outputs: no runs kept in {top}/old", file=sys.stderr)
             return 2
-    old, new = os.path.abspath(a.old), os.path.abspath(a.new)
-    transports, cuda = usable(old)
-    top = a.keep or tempfile.mkdtemp(prefix="same_outputs.")
-    print(f"# transports {','.join(transports)}; cuda {'usable' if cuda else 'not usable'}; runs in {top}")
-    names = run_all(old, os.path.join(top, "old"), a.np, transports, cuda)
-    run_all(new, os.path.join(top, "new"), a.np, transports, cuda)
+    else:
+        for exe in (a.old, a.new):
+            if not os.access(exe, os.X_OK):
+                print(f"same_outputs: {exe} is not an executable", file=sys.stderr)
+                return 2
+        if h5py is None and not a.keep:
+            print("same_outputs: no h5py here: give --keep DIR and compare it elsewhere", file=sys.stderr)
+            return 2
+        old, new = os.path.abspath(a.old), os.path.abspath(a.new)
+        transports, cuda = usable(old)
+        top = a.keep or tempfile.mkdtemp(prefix="same_outputs.")
+        print(f"# transports {','.join(transports)}; cuda {'usable' if cuda else 'not usable'}; runs in {top}")
+        names = run_all(old, os.path.join(top, "old"), a.np, transports, cuda)
+        run_all(new, os.path.join(top, "new"), a.np, transports, cuda)
+    if h5py is None:
+        print(f"# no h5py here: runs kept in {top}; compare with --compare {top} {old} {new}")
+        return 3
     allow = set(filter(None, a.allow_new.split(",")))
     diffs = [x for n in names for x in compare(os.path.join(top, "old"), os.path.join(top, "new"), n, old, new, allow)]
     for x in diffs:
         print(x)
-    if not a.keep:
+    if not a.keep and not a.compare:
         shutil.rmtree(top, ignore_errors=True)
     print(f"# {len(diffs)} difference(s) over {len(names)} runs")
     return 1 if diffs else 0
