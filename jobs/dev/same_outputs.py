@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""same_outputs.py OLD_BIN NEW_BIN [--allow-new a,b] [--np N] [--keep DIR] [--compare DIR]
+"""same_outputs.py OLD_BIN NEW_BIN [--allow-new a,b] [--ignore-lines RE] [--np N] [--keep DIR] [--compare DIR]
 
 Proof that a refactor changed no behaviour: the same quick real runs
 (mpirun, host memory, and device memory where `gdrbench list` says it is
@@ -45,7 +45,8 @@ RUNS = {
              "--reference", "copy", *SMALL],
 }
 # Values that differ between any two runs: compared for presence and type only.
-TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|times|time_us|start_utc|end_utc|"
+# peak_gbps too: a ceiling may be this run's own copy row (the slowest copy link, measured).
+TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|peak_gbps|times|time_us|start_utc|end_utc|"
                     r"git_commit|gdrbench_version|scale\..*)$")
 NUMBER = re.compile(r"\d+(\.\d+)?([eE][-+]?\d+)?")
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}\b")  # a commit id; a number of 7+ digits is a NUMBER
@@ -56,6 +57,7 @@ def mask(text: str) -> str:
     transport slower than mpi's in this run) hang on timings, so those go too."""
     text = re.sub(r"; bw at [^;]* the MPI's path", "", text)
     text = re.sub(r"\(\w+ \d+ B\b", "(T # B", text)
+    text = re.sub(r"copy-\w+ row of this run", "copy-* row of this run", text)
     return re.sub(r"[ \t]+", " ", NUMBER.sub("#", HEX.sub("H", text)))
 
 
@@ -106,7 +108,7 @@ def h5_items(path: str, exe: str) -> dict[str, object]:
             v = v.replace(exe, "BIN")
             if where.startswith("/environment"):  # OMPI_COMMAND: the binary's own name
                 v = mask(v.replace(os.path.basename(exe), "BIN"))
-            elif key in ("verdict", "timer"):
+            elif key in ("verdict", "timer", "peak_source"):
                 v = mask(v)
         elif isinstance(v, np.generic):
             v = v.item()
@@ -127,9 +129,12 @@ def h5_items(path: str, exe: str) -> dict[str, object]:
 
 
 def json_rows(path: str) -> list[dict]:
+    def value(k, v):
+        if TIMING.match(k):
+            return type(v).__name__
+        return mask(v) if k == "peak_source" and isinstance(v, str) else v
     with open(path) as f:
-        return [{k: (type(v).__name__ if TIMING.match(k) else v) for k, v in json.loads(line).items()}
-                for line in f if line.strip()]
+        return [{k: value(k, v) for k, v in json.loads(line).items()} for line in f if line.strip()]
 
 
 def diff_dicts(label: str, old: dict, new: dict, allow: set[str]) -> list[str]:
@@ -146,7 +151,8 @@ def diff_dicts(label: str, old: dict, new: dict, allow: set[str]) -> list[str]:
     return out
 
 
-def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, allow: set[str]) -> list[str]:
+def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, allow: set[str],
+            ignore: re.Pattern | None = None) -> list[str]:
     d = []
     o, n = (os.path.join(x, name) for x in (old_dir, new_dir))
     if not (os.path.exists(o + ".h5") and os.path.exists(n + ".h5")):
@@ -157,7 +163,8 @@ def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, a
         d.append(f"{name}.jsonl: {len(jo)} rows old, {len(jn)} new")
     for i, (a, b) in enumerate(zip(jo, jn)):
         d += diff_dicts(f"{name}.jsonl row {i}", a, b, allow)
-    to, tn = (open(x + ".txt").read().splitlines() for x in (o, n))
+    to, tn = ([t for t in open(x + ".txt").read().splitlines() if not (ignore and ignore.search(t))]
+              for x in (o, n))
     for i, (a, b) in enumerate(zip(to, tn)):
         if mask(a) != mask(b):
             d.append(f"{name}.txt line {i + 1}:\n  old: {a}\n  new: {b}")
@@ -173,6 +180,8 @@ def main() -> int:
     p.add_argument("--allow-new", default="", help="comma list of attribute/JSON names NEW may add")
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--keep", help="write the runs under this folder (default: a temporary one, removed)")
+    p.add_argument("--ignore-lines", metavar="REGEX",
+                   help="table lines to leave out on both sides (a note of a feature newer than OLD)")
     p.add_argument("--compare", metavar="DIR", help="compare runs kept elsewhere in DIR; run nothing")
     a = p.parse_args()
     if a.compare:
@@ -199,7 +208,9 @@ def main() -> int:
         print(f"# no h5py here: runs kept in {top}; compare with --compare {top} {old} {new}")
         return 3
     allow = set(filter(None, a.allow_new.split(",")))
-    diffs = [x for n in names for x in compare(os.path.join(top, "old"), os.path.join(top, "new"), n, old, new, allow)]
+    ignore = re.compile(a.ignore_lines) if a.ignore_lines else None
+    diffs = [x for n in names
+             for x in compare(os.path.join(top, "old"), os.path.join(top, "new"), n, old, new, allow, ignore)]
     for x in diffs:
         print(x)
     if not a.keep and not a.compare:
