@@ -7,7 +7,7 @@
 #   usage: [GDR_UCX=wheel|tarball] [ROUNDS=3] [MEM=cuda|host] jobs/gpu/mpi_latency_probe.sh
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-/tmp/gdr-out}/mpi-latency; mkdir -p "$out"
+out=${OUT:-/tmp/gdr-out}/mpi-latency; rm -rf "$out"; mkdir -p "$out"
 t0=$(date +%s); stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 build=$root/build-device-${GDR_UCX:-wheel}
 timeout 300 "$root/jobs/gpu/device_build.sh" "$build" >"$out/build.txt" 2>&1 || { tail -3 "$out/build.txt"; exit 1; }
@@ -20,7 +20,7 @@ x=(); for v in LD_LIBRARY_PATH CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY; d
 mpi=(timeout 60 mpirun -q --oversubscribe --bind-to none -np 2 "${x[@]}" --mca pml ucx)
 pp() { "${mpi[@]}" "$out/mpi_pingpong" 8 10000 "$ppmem" "$2" >"$out/$1.txt" 2>&1; }
 gdr() { "${mpi[@]}" "$root/build-device-${GDR_UCX:-wheel}/gdrbench" run -T mpi -m "$mem" --path direct -t latency \
-  -b 8 -e 8 "${@:2}" --json "$out/$1.jsonl" --output "$out/$1.h5" >"$out/$1.txt" 2>&1; }
+  -b 8 -e 8 "${@:2}" --json "$out/$1.jsonl" --output "$out/$1.h5" --force >"$out/$1.txt" 2>&1; }
 a() { pp "r$1_block" block; pp "r$1_poll" poll; pp "r$1_prepost" prepost; }
 b() { gdr "r$1_gdr"; gdr "r$1_gdr_nocheck" --check none; }
 for r in $(seq 1 "${ROUNDS:-3}"); do
