@@ -15,24 +15,10 @@
 #include "results.h"
 #include "core/signals.h"
 #include "core/shell_quote.h"
+#include "json_text.h"
 
 namespace gdr {
 namespace {
-
-// Shortest text that reads back as the same double: the JSON numbers equal
-// the HDF5 attributes exactly.
-std::string num(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
-
-// A JSON string: quotes, backslashes and control characters escaped.
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    if (ch == '"' || ch == '\\') out += fmt::format("\\{}", static_cast<char>(ch));
-    else if (ch < 0x20) out += fmt::format("\\u{:04x}", ch);
-    else out += static_cast<char>(ch);
-  }
-  return out + "\"";
-}
 
 std::string json(const FieldValue& v) {
   return std::visit(
@@ -40,8 +26,8 @@ std::string json(const FieldValue& v) {
         using T = std::decay_t<decltype(x)>;
         if constexpr (std::is_same_v<T, bool>) return x ? "true" : "false";
         else if constexpr (std::is_same_v<T, std::int64_t>) return std::to_string(x);
-        else if constexpr (std::is_same_v<T, double>) return num(x);
-        else if constexpr (std::is_same_v<T, std::string>) return quoted(x);
+        else if constexpr (std::is_same_v<T, double>) return json_number(x);
+        else if constexpr (std::is_same_v<T, std::string>) return json_string(x);
         else if constexpr (std::is_same_v<T, Flows>) {
           std::string out;
           for (auto [a, b] : x) out += fmt::format("{}[{},{}]", out.empty() ? "" : ",", a, b);

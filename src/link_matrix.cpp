@@ -5,23 +5,6 @@
 #include <limits>
 
 namespace gdr {
-namespace {
-
-// Median of one rank's finite times in a ranks x iters record, seconds.
-double row_median(const CaseRecord& r, int rank) {
-  const std::size_t iters = static_cast<std::size_t>(r.params.iters);
-  std::vector<double> v;
-  for (std::size_t i = 0; i < iters; ++i) {
-    double t = r.times[static_cast<std::size_t>(rank) * iters + i];
-    if (std::isfinite(t)) v.push_back(t);
-  }
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
-
-}  // namespace
 
 std::string LinkTable::name() const { return test + "_" + transport + "_" + mem + "_" + path + "_" + pattern; }
 
@@ -42,7 +25,7 @@ void LinkMatrices::add(const CaseRecord& r, double algbw_bytes) {
   // in no other flow of the step, except bibw's reverse flow of its pair.
   for (auto [s, d] : links) {
     if (s < 0 || s >= r.ranks || d < 0 || d >= r.ranks) continue;
-    const double t = row_median(r, s);
+    const double t = rank_median(r, s);
     cells.push_back({s, d, t * 1e6, t > 0 ? algbw_bytes / t / 1e9 : std::numeric_limits<double>::quiet_NaN()});
   }
 }

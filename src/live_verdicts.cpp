@@ -10,6 +10,7 @@
 #include <tuple>
 
 #include "core/sizes.h"
+#include "json_text.h"
 
 namespace gdr {
 namespace {
@@ -67,12 +68,6 @@ double median_se(const CaseRecord& r, int rank, std::vector<double>& log_t) {
   return 1.2533 * robust(log_t).second / std::sqrt(static_cast<double>(log_t.size()));
 }
 
-double row_median(const CaseRecord& r, int rank) {
-  const auto iters = static_cast<std::ptrdiff_t>(r.params.iters);
-  auto row = r.times.begin() + rank * iters;
-  return median(std::vector<double>(row, row + iters));
-}
-
 // P(X >= k), X binomial(m, p): scipy's binom.sf(k - 1, m, p), summed directly (m is small).
 double binom_tail(int k, int m, double p) {
   double below = 0, c = 1;  // c = C(m, i)
@@ -88,17 +83,6 @@ double nan_max(double a, double b) {
   if (!std::isfinite(b)) return a;
   return std::max(a, b);
 }
-
-std::string quoted(const std::string& s) {
-  std::string out = "\"";
-  for (unsigned char ch : s)
-    out += ch == '"' || ch == '\\' ? fmt::format("\\{}", static_cast<char>(ch))
-           : ch < 0x20            ? fmt::format("\\u{:04x}", ch)
-                                  : std::string(1, static_cast<char>(ch));
-  return out + "\"";
-}
-
-std::string num(double v) { return std::isfinite(v) ? fmt::format("{}", v) : "null"; }
 
 }  // namespace
 
@@ -124,7 +108,7 @@ std::vector<LiveFinding> LiveVerdicts::add(const CaseRecord& r, const std::vecto
   for (auto [s, d] : links) {
     if (s < 0 || s >= r.ranks || d < 0 || d >= r.ranks) continue;
     const double se = median_se(r, s, scratch);
-    const double t = row_median(r, s);  // suspects: log(Case.rank_medians())
+    const double t = rank_median(r, s);  // suspects: log(Case.rank_medians())
     if (!(t > 0)) continue;
     g.log_t[{s, d}] = std::log(t);
     g.se[{s, d}] = se;
@@ -290,12 +274,13 @@ std::string LiveFinding::line() const {
 
 std::string LiveFinding::json() const {
   std::string hs;
-  for (auto& h : hosts) hs += (hs.empty() ? "" : ",") + quoted(h);
+  for (auto& h : hosts) hs += (hs.empty() ? "" : ",") + json_string(h);
   return fmt::format("{{\"record\":\"live_suspect\",\"kind\":{},\"what\":{},\"hosts\":[{}],\"ratio\":{},"
                      "\"max_z\":{},\"outlier_in\":{},\"measured_in\":{},\"p_value\":{},\"group\":{},\"step\":{},"
                      "\"baseline\":{},\"side\":{},\"unix_s\":{:.3f}}}",
-                     quoted(kind), quoted(what), hs, num(ratio), num(max_z), outlier_in, measured_in, num(p_value),
-                     quoted(group), step, baseline, quoted(side), unix_s);
+                     json_string(kind), json_string(what), hs, json_number(ratio), json_number(max_z),
+                     outlier_in, measured_in, json_number(p_value), json_string(group), step, baseline,
+                     json_string(side), unix_s);
 }
 
 void report_live(const LiveFinding& f, std::vector<std::unique_ptr<ResultSink>>& sinks) {

@@ -1,6 +1,23 @@
 #include "results.h"
 
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
 namespace gdr {
+
+double rank_median(const CaseRecord& r, int rank) {
+  const std::size_t iters = static_cast<std::size_t>(r.params.iters);
+  std::vector<double> v;
+  for (std::size_t i = 0; i < iters; ++i) {
+    double t = r.times[static_cast<std::size_t>(rank) * iters + i];
+    if (std::isfinite(t)) v.push_back(t);
+  }
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
 
 void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {
   std::vector<double> slow = slowest_per_iteration(r.times, r.ranks, r.params.iters);

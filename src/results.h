@@ -32,6 +32,9 @@ struct CaseRecord {
   std::string transport_mode;  // Transport::mode() of the row (verbs: imm|write|poll); empty: none
 };
 
+// Median of one rank's finite times (a row of `times`), seconds; NaN when it has none.
+double rank_median(const CaseRecord& r, int rank);
+
 // Fills slowest, algbw and busbw from times and the test's factors.
 void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor);
 
