@@ -236,17 +236,17 @@ def analyze(run):
         scale = _scale(mad, floor)
         med = c.rank_medians()
         for p in rec["probes"]:
-            part = st.find(p["part"], p["a"], p["b"]) or st.add(p["part"], p["a"], p["b"])
+            part = (p["part"], p["a"], p["b"])  # resolved in its round: earlier rounds may add it
             v = float(np.log(med[p["src"]])) if med[p["src"]] > 0 else np.nan
             slow = not np.isfinite(v) or _outlier(v, m, scale, z, min_ratio)
             if slow != bool(p["slow"]):
-                problems.append(f"round {rec['round']}: {part.name} recomputed {'slow' if slow else 'fast'}, "
+                problems.append(f"round {rec['round']}: {part} recomputed {'slow' if slow else 'fast'}, "
                                 f"the run said {'slow' if p['slow'] else 'fast'}")
             with_ = f" with rank {p['partner']}" if p["partner"] >= 0 else ""
             what = f"{np.exp(v - m):.2f}x{with_} (z {(v - m) / scale:.1f})"
             by_round[int(rec["round"])].append((part, slow, what))
     for rnd in sorted(by_round):
-        st.update(by_round[rnd], rnd)
+        st.update([(st.find(*k) or st.add(*k), slow, what) for k, slow, what in by_round[rnd]], rnd)
     for p in st.parts:
         if p.state == "open":
             p.state = "unresolved"

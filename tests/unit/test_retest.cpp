@@ -96,27 +96,26 @@ TEST(Retest, VerdictsFromProbes) {
     retest::update(s, done, sl, what, round);
   };
   auto from0 = [](const retest::Probe& p) { return p.src == 0; };  // rank 0 sends slowly to anyone
-  run(1, from0);
-  EXPECT_EQ(states(s), "link 0>1=open;rank 0 sending=open;rank 1 receiving=cleared;");
+  run(1, from0);  // a link slow while an end is not yet cleared does not count
+  EXPECT_EQ(states(s), "link 0>1=open;rank 0 sending=open;rank 1 receiving=open;");
   run(2, from0);
   EXPECT_EQ(states(s), "link 0>1=explained;rank 0 sending=convicted;rank 1 receiving=cleared;");
-  // Only the link: its halves clear in round 1, the link is convicted in round 2.
+  // Only the link: its halves clear in round 2, then the link counts, convicted in round 3.
   s = retest::plan_components({{0, 1}}, 4);
   auto link = [](const retest::Probe& p) { return p.src == 0 && p.dst == 1; };
-  run(1, link);
-  run(2, link);
+  for (int r = 1; r <= 3; ++r) run(r, link);
   EXPECT_EQ(states(s), "link 0>1=convicted;rank 0 sending=cleared;rank 1 receiving=cleared;");
-  // A false suspicion: all fast in round 1, everything cleared.
+  // A false suspicion: all fast twice, everything cleared.
   s = retest::plan_components({{0, 1}}, 4);
-  run(1, [](const retest::Probe&) { return false; });
+  for (int r = 1; r <= 2; ++r) run(r, [](const retest::Probe&) { return false; });
   EXPECT_EQ(states(s), "link 0>1=cleared;rank 0 sending=cleared;rank 1 receiving=cleared;");
   // Halving: an end that clears hands its links on as links (with their other ends).
   s = retest::plan_components({{3, 0}, {3, 1}}, 5);
   EXPECT_EQ(states(s), "rank 3 sending=open;");
-  run(1, link);
-  EXPECT_EQ(states(s), "rank 3 sending=cleared;link 3>0=open;rank 0 receiving=open;link 3>1=open;"
+  for (int r = 1; r <= 2; ++r) run(r, link);
+  ASSERT_EQ(states(s), "rank 3 sending=cleared;link 3>0=open;rank 0 receiving=open;link 3>1=open;"
                        "rank 1 receiving=open;");
-  retest::close(s, "no verdict within 1 rounds");
+  retest::close(s, "no verdict within 2 rounds");
   EXPECT_EQ(s.comps[1].state, "unresolved");
 }
 
@@ -170,7 +169,7 @@ std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, in
       rt.end_round(round);
     }
   }
-  rt.finish("no verdict within 3 rounds", lines, events, facts);
+  rt.finish("no verdict within 4 rounds", lines, events, facts);
   for (auto& [k, v] : facts)
     if (k == "retest.verdicts") return v;
   return "";
@@ -180,7 +179,7 @@ TEST(Retest, SlowedRankConvictedOthersCleared) {
   int steps = 0;
   const std::string v = simulate([](int a, int b) { return a == 2 || b == 2 ? 2.0 : 1.0; }, 1, &steps);
   EXPECT_EQ(v, "rank 2 receiving=convicted;rank 2 sending=convicted") << v;
-  EXPECT_EQ(steps, 4);  // two rounds of two steps
+  EXPECT_EQ(steps, 4);  // two rounds of two steps (each end in one flow a step)
 }
 
 TEST(Retest, SlowedLinkConvictedItsEndsCleared) {
