@@ -111,7 +111,8 @@ State plan_components(const std::vector<Link>& suspicious, int ranks) {
 
 // Healthy partners of rank me: ranks in no part, or whose parts all cleared;
 // where there is none, ranks with nothing convicted whose side that the probe
-// uses is not under test (everyone was suspicious).
+// uses is not under test; where there is none either, any peer with nothing
+// convicted (everyone was suspicious: the rounds then clear them one by one).
 std::vector<int> partners(const State& s, int me, Part role, const std::vector<int>& peers) {
   // A partner plays the other side of the probe: for `me` sending it receives, so its receiving must not be
   // under test; for `me` receiving, its sending.
@@ -136,7 +137,11 @@ std::vector<int> partners(const State& s, int me, Part role, const std::vector<i
     else if (!has[q].first && !has[q].second) fallback.push_back(q);
     else if (!has[q].second && !open_side.count(q)) fallback.push_back(q);
   }
-  return out.empty() ? fallback : out;
+  if (out.empty()) out = fallback;
+  if (out.empty())  // last resort (a rail of three ranks, all in suspicious links): any peer not convicted
+    for (int q : peers)
+      if (q != me && !has[q].second) out.push_back(q);
+  return out;
 }
 
 std::vector<std::vector<Probe>> pack_round(const State& s, int round,
