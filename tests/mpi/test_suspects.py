@@ -5,8 +5,9 @@ quota, or a busy loop on its core): exit 1, rank SLOW named, and nothing
 named that does not involve rank SLOW. The false-positive rate of healthy
 runs is measured by tests/analysis/measure_suspects_fp.py, not here.
 
-The retests (src/retest.h, --retest auto with rounds): on both runs suspects'
-recomputation from the file agrees with the run's own retest verdicts; and a
+The retests (src/retest.h, --retest auto with rounds): on the healthy run
+suspects' recomputation from the file agrees with the run's own retest
+verdicts (the CPU-quota run has them off); and a
 bw rounds run in which rank SLOW sleeps 100 ms in each window
 (GDR_SELFTEST_SLOW_RANK: here a CPU quota on one rank also slows the other
 flows of its steps, healthy links 0.1-1.7x, a slowed end 2-7x at z < 5)
@@ -37,7 +38,10 @@ def bench(np_, h5, slow=None):
         full = ["mpirun", "-q", "--oversubscribe", "-np", str(np_)]
         for k, v in extra.items():
             full += ["-x", f"{k}={v}"]
-        full += [os.path.join(HERE, "slow_rank.sh"), GDRBENCH] + RUN_ARGS + ["--output", h5]
+        # The CPU-quota run's retests are off: ~15 s more under a throttled rank, and not a clean slow end
+        # (docs/fleet-scale.md); the healthy run keeps them, retest_() below tests them.
+        retest = ["--retest", "off"] if slow is not None else []
+        full += [os.path.join(HERE, "slow_rank.sh"), GDRBENCH] + RUN_ARGS + retest + ["--output", h5]
         e = env()
         e.update(extra)
         p = subprocess.run(full, capture_output=True, text=True, timeout=600, env=e)
@@ -88,7 +92,7 @@ def retest_(np_, slow, d):
     cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_SELFTEST_SLOW_RANK={slow}",
            "-x", "GDR_SELFTEST_SLOW_US=100000", GDRBENCH, "run", "-t", "bw", "-T", "mpi", "-b", "256K", "-e", "256K",
            "-n", "5", "-w", "1", "--window", "16", "--pattern", "rounds", "--timeout", "60", "--output", h5,
-           "--json", jl]
+           "--json", jl, "--live-min-slowdown", "200"]  # 3x: healthy sends read up to 1.9x here at load 6
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env())
     check(p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     said = [l for l in p.stdout.splitlines() if "retest: rank" in l and "CONVICTED" in l]
