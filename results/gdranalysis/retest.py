@@ -20,25 +20,14 @@ import json
 
 import numpy as np
 
+from . import suspects  # its _robust and _median_se: the same rule
+
 LINK_PATTERNS = ("rounds", "host-rounds")
 RETEST_CONFIRM = 2   # src/retest.h kRetestConfirm
-MAD_SD = 1.4826
 
 
 def _robust(v):
-    v = np.asarray(v, dtype=float)
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return np.nan, np.nan
-    m = float(np.median(v))
-    return m, MAD_SD * float(np.median(np.abs(v - m)))
-
-
-def _median_se(times):
-    t = times[np.isfinite(times) & (times > 0)]
-    if t.size < 3:
-        return np.nan
-    return 1.2533 * _robust(np.log(t))[1] / np.sqrt(t.size)
+    return suspects._robust(np.asarray(v, dtype=float))
 
 
 def _scale(mad, floor):
@@ -62,7 +51,7 @@ def groups(run):
         for s, d in c.links():
             if 0 <= s < len(med) and med[s] > 0:
                 t[(s, d)] = float(np.log(med[s]))
-                se.append(_median_se(c.times[s]))
+                se.append(suspects._median_se(c.times[s]))
     return out
 
 

@@ -39,7 +39,7 @@ import dataclasses
 
 import numpy as np
 
-from . import retest, schedule
+from . import schedule
 from .links import LINK_PATTERNS
 from .schema import InputError, Run, case_matches, format_bytes
 from .text import columns, fmt_num
@@ -239,6 +239,12 @@ class SuspectReport:
                 "retest": self.retest.as_dict() if self.retest else None}
 
 
+def _retest():
+    """retest.py (imported here: it imports this module's rule)."""
+    from . import retest
+    return retest
+
+
 def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None,
             p0=DEFAULT_P0, alpha=DEFAULT_ALPHA) -> SuspectReport:
     from scipy.stats import binom
@@ -306,7 +312,7 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
                          judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
                          suspects=suspects, hosts=hosts, schedule=rec.describe() if rec else "",
                          schedule_problems=schedule.host_rounds_problems(run, rec) if rec and rec.hosts else [],
-                         retest=retest.analyze(run) if not spec else None)
+                         retest=_retest().analyze(run) if not spec else None)
 
 
 def format_table(rep: SuspectReport) -> str:
@@ -337,7 +343,7 @@ def format_table(rep: SuspectReport) -> str:
             if a != b and not {a, b} & set(rep.hosts):
                 out.append(f"# suspect host link {s.what}: {a}'s sending side or {b}'s receiving side "
                            f"(only a third host's links could tell which)")
-    out += retest.format_lines(rep.retest)
+    out += _retest().format_lines(rep.retest)
     out.append(f"# {rep.groups} groups, {rep.judged} comparisons, {rep.outliers} outliers, "
                f"{len(rep.suspects)} suspects")
     return "\n".join(out)
