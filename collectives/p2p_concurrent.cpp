@@ -21,6 +21,7 @@
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <chrono>
 #include <thread>
 
 #include "patterns.h"
@@ -182,6 +183,9 @@ class Concurrent final : public Test {
     Transport& t = *env.transport;
     std::vector<int> arrived(ends_.size(), 0);
     const double t0 = now_seconds();
+    const CollectiveSettings& cs = env.settings.get<CollectiveSettings>();
+    if (cs.selftest_slow_rank == env.boot.rank() && !ends_.empty())  // self-test: a slow end (test.h)
+      std::this_thread::sleep_for(std::chrono::microseconds(cs.selftest_slow_us));
     for (std::size_t e = 0; e < ends_.size(); ++e)
       if (ends_[e].sender)
         for (int w = 0; w < c.window; ++w) add(t.post_send(ends_[e].peer, *rsend_, slot_at(0, w % slots_, c), c.bytes), e, w);

@@ -19,6 +19,10 @@ GDR_REGISTER_OPTIONS(reg_collective_options, declare_options<CollectiveSettings>
      setting::whole(&CollectiveSettings::wait_yield, 0, 1)},
     {{"", "GDR_SELFTEST_CORRUPT", "self-test: corrupt one byte per case"},
      setting::on(&CollectiveSettings::selftest_corrupt)},
+    {{"", "GDR_SELFTEST_SLOW_RANK", "self-test: this rank sleeps GDR_SELFTEST_SLOW_US at each concurrent window"},
+     setting::whole(&CollectiveSettings::selftest_slow_rank, 0, 1'000'000)},
+    {{"", "GDR_SELFTEST_SLOW_US", "self-test: the sleep of GDR_SELFTEST_SLOW_RANK, microseconds"},
+     setting::whole(&CollectiveSettings::selftest_slow_us, 0, 10'000'000)},
 }));
 
 std::vector<TestInfo>& test_registry() {

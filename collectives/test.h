@@ -71,6 +71,10 @@ struct CaseParams {
   std::string pattern;
   int step = -1;
   std::vector<std::pair<int, int>> flows;
+  // A retest step of the adaptive second phase (src/retest.h): its round
+  // (1..), and what it probes and why, as JSON (0 and empty: not a retest).
+  int retest_round = 0;
+  std::string retest;
 };
 
 // What one rank measured in one case.
@@ -105,6 +109,12 @@ struct CollectiveSettings {
   // GDR_WAIT_YIELD: concurrent patterns' waits yield (1) or spin (0); unset:
   // yield when this node has more ranks than cores (p2p_concurrent.cpp).
   std::optional<int> wait_yield;
+  // GDR_SELFTEST_SLOW_RANK=R, GDR_SELFTEST_SLOW_US=N: rank R sleeps N us at the
+  // start of every timed window of a concurrent pattern (bw, bibw), sending or
+  // receiving: a slow end on demand for the retests' test (tests/mpi), where a
+  // CPU quota on one host also slowed the other flows of its steps.
+  std::optional<int> selftest_slow_rank;
+  int selftest_slow_us = 0;
 };
 
 class Test {

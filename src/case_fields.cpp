@@ -42,6 +42,9 @@ const std::vector<CaseField> kFields = {
     {"pattern", kBoth, [](R r) { return patterned(r) ? str(r.params.pattern) : Omit{}; }},
     {"step", kBoth, [](R r) { return patterned(r) ? i64(r.params.step) : Omit{}; }},
     {"flows", kBoth, [](R r) { return patterned(r) ? FieldValue{r.params.flows} : Omit{}; }},
+    // A retest step (src/retest.h): its round, and each probe's link, partner and why, as JSON.
+    {"retest_round", kBoth, [](R r) { return r.params.retest_round > 0 ? i64(r.params.retest_round) : Omit{}; }},
+    {"retest", kBoth, [](R r) { return r.params.retest_round > 0 ? str(r.params.retest) : Omit{}; }},
     {"ranks", kBoth, [](R r) { return i64(r.ranks); }},
     {"bytes", kBoth, [](R r) { return i64(static_cast<std::int64_t>(r.params.bytes)); }},
     {"count", kBoth, [](R r) { return i64(static_cast<std::int64_t>(r.params.count)); }},

@@ -15,6 +15,10 @@
 namespace gdr {
 namespace {
 
+using outlier::median;
+using outlier::median_se;
+using outlier::robust;
+
 GDR_REGISTER_OPTIONS(reg_live_options, declare_options<LiveSettings>(ComponentOptions::Owner::program, "live-verdicts", {
     {{"--live-verdicts", "GDR_LIVE_VERDICTS",
       "link patterns (rounds, host-rounds, pair): name a slow host link or host as soon as the evidence convicts it, "
@@ -34,9 +38,31 @@ GDR_REGISTER_OPTIONS(reg_live_options, declare_options<LiveSettings>(ComponentOp
      }},
 }));
 
-constexpr double kMadSd = 1.4826;  // suspects.MAD_SD
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::size_t kExactLeaveOut = 64;
+
+// P(X >= k), X binomial(m, p): scipy's binom.sf(k - 1, m, p), summed directly (m is small).
+double binom_tail(int k, int m, double p) {
+  double below = 0, c = 1;  // c = C(m, i)
+  for (int i = 0; i < k && i <= m; ++i) {
+    below += c * std::pow(p, i) * std::pow(1 - p, m - i);
+    c = c * (m - i) / (i + 1);
+  }
+  return std::max(0.0, 1.0 - below);
+}
+
+double nan_max(double a, double b) {
+  if (!std::isfinite(a)) return b;
+  if (!std::isfinite(b)) return a;
+  return std::max(a, b);
+}
+
+}  // namespace
+
+namespace outlier {
+
+constexpr double kMadSd = 1.4826;  // suspects.MAD_SD
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
@@ -68,23 +94,13 @@ double median_se(const CaseRecord& r, int rank, std::vector<double>& log_t) {
   return 1.2533 * robust(log_t).second / std::sqrt(static_cast<double>(log_t.size()));
 }
 
-// P(X >= k), X binomial(m, p): scipy's binom.sf(k - 1, m, p), summed directly (m is small).
-double binom_tail(int k, int m, double p) {
-  double below = 0, c = 1;  // c = C(m, i)
-  for (int i = 0; i < k && i <= m; ++i) {
-    below += c * std::pow(p, i) * std::pow(1 - p, m - i);
-    c = c * (m - i) / (i + 1);
-  }
-  return std::max(0.0, 1.0 - below);
+
+bool Rule::outlier(double value, double median, double scale) const {
+  const double d = value - median;
+  return d / scale > z && std::exp(d) > min_ratio;
 }
 
-double nan_max(double a, double b) {
-  if (!std::isfinite(a)) return b;
-  if (!std::isfinite(b)) return a;
-  return std::max(a, b);
-}
-
-}  // namespace
+}  // namespace outlier
 
 LiveVerdicts::LiveVerdicts(const Settings& s)
     : on_(s.get<LiveSettings>().mode == "on"), min_ratio_(1.0 + s.get<LiveSettings>().min_slowdown_pct / 100.0) {}
@@ -181,7 +197,7 @@ std::vector<std::pair<LiveVerdicts::Block, int>> LiveVerdicts::judge(const Group
       const double scale = std::max({mad, std::isfinite(fl) ? fl : 0.0, 1e-12});
       const double d = med[b] - m;
       Decision dec{false, std::exp(d), d / scale};
-      dec.outlier = dec.z > kZ && dec.ratio > min_ratio_;
+      dec.outlier = outlier::Rule{kZ, min_ratio_}.outlier(med[b], m, scale);
       decisions_[b][key] = dec;
       judged_any_ = true;
       judged.emplace_back(b, static_cast<int>(n_others));

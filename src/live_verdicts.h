@@ -19,6 +19,19 @@
 
 namespace gdr {
 
+// The outlier rule shared by live verdicts and the retests (src/retest.h),
+// mirroring gdrbench suspects (results/gdranalysis/suspects.py).
+namespace outlier {
+double median(std::vector<double> v);                                    // of the finite values
+std::pair<double, double> robust(const std::vector<double>& v);         // suspects._robust: median, MAD x 1.4826
+double median_se(const CaseRecord& r, int rank, std::vector<double>& scratch);  // suspects._median_se
+// An outlier: more than z scales above the median and more than min_ratio slower (log values).
+struct Rule {
+  double z = 5.0, min_ratio = 1.07;
+  bool outlier(double value, double median, double scale) const;
+};
+}  // namespace outlier
+
 // --live-verdicts, --live-min-slowdown (GDR_LIVE_VERDICTS, GDR_LIVE_MIN_SLOWDOWN).
 struct LiveSettings {
   std::string mode = "on";

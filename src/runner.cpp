@@ -18,6 +18,7 @@
 #include "memory/memory_cache.h"
 #include "core/mps.h"
 #include "live_verdicts.h"
+#include "retest.h"
 #include "path_record.h"
 #include "verdict.h"
 #include "progress.h"
@@ -310,7 +311,8 @@ class Sweep {
           scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
         CaseParams params = cases[i].params;
         if (opt_.budget_s > 0)  // --budget: this case's share of what is left (src/schedule.h)
-          params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart), cases.size() - i);
+          params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart),
+                                         cases.size() - i + retest_reserve_cases(opt_));
         CaseRecord rec = run_case(lane, params);
         totals.cases++;
         totals.wrong += rec.wrong;
@@ -321,6 +323,7 @@ class Sweep {
           verdict_.add(rec);
           // after the step, outside its timed loop
           for (const LiveFinding& f : live_.add(rec, meta_.hosts)) report_live(f, sinks_);
+          retest_.add(rec, i);
         }
         progress.step(i + 1);
       }
@@ -330,6 +333,7 @@ class Sweep {
       if (last.at(key) == i) lanes_.erase(key);
     }
     progress.clear();
+    run_retests(totals);
     if (opt_.budget_s > 0)
       for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
@@ -342,6 +346,57 @@ class Sweep {
   }
 
  private:
+  // The adaptive second phase (src/retest.h): rank 0 plans each round and
+  // broadcasts it (deadline: the bootstrap's), every rank runs its steps on
+  // the lane of the group it retests, under what is left of --budget.
+  void run_retests(SweepTotals& totals) {
+    if (!retest_.on()) return;
+    std::vector<std::string> lines, events;
+    const bool go = boot_.rank() == 0 && retest_.start(lines);
+    std::string why = fmt::format("no verdict within {} rounds", retest_.rounds());
+    int left = retest_reserve_cases(opt_);
+    std::optional<LaneKey> used;
+    bool out_of_budget = false;
+    for (int round = 1; !out_of_budget; ++round) {
+      const std::string msg = boot_.broadcast(go ? retest_.next_round(round) : "");
+      if (msg.empty()) break;
+      const Retest::Steps steps = Retest::decode(msg);
+      const Planned& tpl = plan_.cases.at(steps.plan_index);
+      used = tpl.key;
+      for (std::size_t k = 0; k < steps.flows.size(); ++k) {
+        CaseParams p = tpl.params;
+        p.pattern = "retest";
+        p.step = (round - 1) * kRetestStepsPerRound + static_cast<int>(k);  // unique in the file
+        p.flows = steps.flows[k];
+        p.retest_round = round;
+        if (opt_.budget_s > 0) {  // every rank sees the same elapsed time, so all stop at once
+          const double elapsed = boot_.allreduce_max(now_seconds() - kProcessStart);
+          if (!pacer_.room(elapsed)) {
+            why = fmt::format("the budget ran out in round {}", round);
+            out_of_budget = true;
+            break;
+          }
+          p.case_time = pacer_.next(elapsed, static_cast<std::size_t>(std::max(1, left--)));
+        }
+        Lane& lane = lane_for(tpl.key);
+        if (!lane.dead.empty()) throw RunError(fmt::format("retest: lane {} cannot run: {}", tpl.key.test, lane.dead));
+        CaseRecord rec = run_case(lane, p);
+        totals.cases++;
+        totals.wrong += rec.wrong;
+        if (boot_.rank() == 0) retest_.judge(rec, round, static_cast<int>(k));
+        for (auto& s : sinks_) s->add(rec);
+      }
+      if (boot_.rank() == 0) retest_.end_round(round);
+    }
+    if (used) lanes_.erase(*used);
+    if (boot_.rank() != 0) return;
+    retest_.finish(why, lines, events, meta_.facts);
+    for (auto& l : lines)  // the table prints each note as it comes
+      for (auto& s : sinks_) s->note(l);
+    for (auto& e : events)
+      for (auto& s : sinks_) s->event(e);
+  }
+
   Lane& lane_for(const LaneKey& key) {
     auto it = lanes_.find(key);
     if (it != lanes_.end()) return it->second;
@@ -455,6 +510,7 @@ class Sweep {
   CopyCeilings copies_;
   Verdict verdict_;
   LiveVerdicts live_;  // rank 0's (src/live_verdicts.h)
+  Retest retest_{opt_, boot_.size()};  // rank 0's plan of the second phase (src/retest.h)
   std::string shared_gpu_;  // the verdict's line when ranks share a GPU without MPS
   BudgetPacer pacer_{opt_.budget_s, budget_reserve_s(), opt_.case_time};
 };

@@ -10,6 +10,7 @@
 
 #include "collectives/host_rounds.h"
 #include "core/errors.h"
+#include "retest.h"
 
 namespace gdr {
 namespace {
@@ -76,6 +77,11 @@ double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
   return last_case_time_;
 }
 
+bool BudgetPacer::room(double elapsed_s) const {
+  const double overhead = measured_ ? overhead_sum_ / measured_ : kCaseOverheadS;
+  return budget_s_ - reserve_s_ - elapsed_s > overhead + kOverrun * kMinCaseTimeS;
+}
+
 std::vector<std::pair<std::string, std::string>> BudgetPacer::facts(double elapsed_s) const {
   const double total = elapsed_s + reserve_s_;
   return {{"budget.elapsed_s", fmt::format("{:.3f}", total)},
@@ -95,7 +101,9 @@ std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt) {
 std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
   const int hosts = std::max(1, run_host_map().hosts());
   if (opt.budget_s > 0) {
-    const BudgetPlan b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()), hosts);
+    // The retests' share: rounds x 3 steps set aside beside the planned cases (src/retest.h).
+    const int retests = retest_reserve_cases(opt);
+    const BudgetPlan b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()) + retests, hosts);
     if (b.case_time_s < kMinCaseTimeS)
       return fmt::format("--budget {:g} s is below the minimum {:.0f} s for {} cases on {} hosts ({:g} s of timed "
                          "work a case at least, {:g} s each beside it, {:.2g} s start-up)",
@@ -109,11 +117,12 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
                   {"budget.per_case_s", fmt::format("{:.3f}", b.per_case_s)},
                   {"budget.start_s", fmt::format("{:.3f}", b.start_s)},
                   {"budget.min_s", fmt::format("{:.3f}", b.min_budget_s)},
-                  {"budget.hosts", fmt::format("{}", hosts)}};
+                  {"budget.hosts", fmt::format("{}", hosts)},
+                  {"budget.retest_cases", fmt::format("{}", retests)}};
     plan.notes.push_back(fmt::format(
-        "--budget {:g} s: {} cases of about {:.2f} s each ({:.3f} s of timed work, --case-time, + {:g} s), "
-        "{:.1f} s start-up; the minimum for this plan is {:.0f} s",
-        b.budget_s, b.cases, b.per_case_s, opt.case_time, kCaseOverheadS, b.start_s, std::ceil(b.min_budget_s)));
+        "--budget {:g} s: {} cases ({} of them set aside for the retests) of about {:.2f} s each ({:.3f} s of timed "
+        "work, --case-time, + {:g} s), {:.1f} s start-up; the minimum for this plan is {:.0f} s",
+        b.budget_s, b.cases, retests, b.per_case_s, opt.case_time, kCaseOverheadS, b.start_s, std::ceil(b.min_budget_s)));
   }
   plan.facts.emplace_back("schedule.patterns", fmt::format("{}", fmt::join(opt.patterns, ",")));
   if (uses(opt, "host-rounds")) host_rounds_record(ranks, plan);

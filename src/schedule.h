@@ -51,6 +51,8 @@ class BudgetPacer {
       : budget_s_(budget_s), reserve_s_(reserve_s), planned_s_(planned_s) {}
   // elapsed_s: seconds since the processes started; cases_left: this one included.
   double next(double elapsed_s, std::size_t cases_left);
+  // Whether one more case of the least timed work fits what is left (the retests stop when not).
+  bool room(double elapsed_s) const;
   // budget.elapsed_s, budget.kept, budget.overhead_s (the measured per-case cost) after the sweep.
   std::vector<std::pair<std::string, std::string>> facts(double elapsed_s) const;
 

@@ -5,6 +5,11 @@ tests/mpi/test_host_rounds.py checks that a run's stored budget decision is this
 A case costs its timed work (--case-time) x OVERRUN (auto iterations overrun their
 time a little) plus CASE_OVERHEAD_S (warm-up, check, HDF5; measured, docs/validate.md);
 start-up costs START_S_PER_HOST a host plus START_SLACK_S.
+
+The retests after rounds or host-rounds (`--retest auto`, opt-in; src/retest.h) get their share
+of the budget as cases: RETEST_ROUNDS rounds of at most RETEST_STEPS_PER_ROUND steps are
+added to the planned cases before the case time is fitted (budget_cases), so both phases
+run at the same case time; what the retests do not use is left as margin.
 """
 
 from __future__ import annotations
@@ -16,6 +21,18 @@ OVERRUN = 1.15
 START_S_PER_HOST = 0.25     # mpirun start-up and connections grow with the host count (README scaling table)
 START_SLACK_S = 2.0
 MIN_CASE_TIME_S = 0.2
+RETEST_ROUNDS = 4             # --retest-rounds' default (src/retest.h RetestSettings)
+RETEST_STEPS_PER_ROUND = 3    # src/retest.h kRetestStepsPerRound
+
+
+def retest_cases(retest=False, rounds=RETEST_ROUNDS):
+    """Cases --budget sets aside for the retests (0 with --retest off)."""
+    return rounds * RETEST_STEPS_PER_ROUND if retest else 0
+
+
+def budget_cases(planned, retest=False, rounds=RETEST_ROUNDS):
+    """The cases a budget is fitted to: the planned ones and the retests' share."""
+    return planned + retest_cases(retest, rounds)
 
 
 def rounds(n):
@@ -66,6 +83,7 @@ class Recorded:
     rails: str = ""
     rounds: list = dataclasses.field(default_factory=list)      # round -> [(a, b)] host indices
     budget: dict = dataclasses.field(default_factory=dict)      # budget.* facts
+    retest: dict = dataclasses.field(default_factory=dict)      # retest.* facts (src/retest.cpp)
 
     def describe(self):
         s = f"schedule: {','.join(self.patterns)}"
@@ -75,7 +93,8 @@ class Recorded:
                   f"({'; '.join(' '.join(f'{a}-{b}' for a, b in r) for r in self.rounds)}), rails by {self.rails}")
         if self.budget:
             b = self.budget
-            s += (f"; --budget {b['budget.s']} s: {b['budget.cases']} cases of {b['budget.case_time_s']} s timed "
+            s += (f"; --budget {b['budget.s']} s: {b['budget.cases']} cases "
+                  f"({b.get('budget.retest_cases', '0')} for the retests) of {b['budget.case_time_s']} s timed "
                   f"work planned, minimum {float(b['budget.min_s']):.0f} s")
             if "budget.elapsed_s" in b:
                 s += f", took {float(b['budget.elapsed_s']):.1f} s ({'kept' if b['budget.kept'] == 'yes' else 'EXCEEDED'})"
@@ -92,7 +111,8 @@ def recorded(run):
     if "schedule.patterns" not in f:
         return None
     rec = Recorded(patterns=str(f["schedule.patterns"]).split(","),
-                   budget={k: str(v) for k, v in f.items() if k.startswith("budget.")})
+                   budget={k: str(v) for k, v in f.items() if k.startswith("budget.")},
+                   retest={k: str(v) for k, v in f.items() if k.startswith("retest.")})
     if "schedule.host_rounds.hosts" in f:
         rec.hosts = str(f["schedule.host_rounds.hosts"]).split(",")
         rec.rank_host = _ints(f["schedule.host_rounds.rank_host"])

@@ -105,7 +105,7 @@ def _link_groups(cases):
     g = collections.defaultdict(list)
     for c in cases:
         a = c.attrs
-        if a["dtype"] == "byte" and not a["reference"]:
+        if a["dtype"] == "byte" and not a["reference"] and c.pattern != "retest":  # retests: retest.py
             g[(a["test"], a["transport"], a["mem"], a["path"], c.pattern, a["bytes"])].append(c)
     return g
 
@@ -228,13 +228,21 @@ class SuspectReport:
     hosts: list                  # suspect hosts
     schedule: str = ""           # what the file says was scheduled and why (schedule.recorded)
     schedule_problems: list = dataclasses.field(default_factory=list)  # where the cases disagree with it
+    retest: object = None        # the second phase recomputed from the file (retest.Report), or None
 
     def as_dict(self):
         return {"file": self.run.path, "z": self.z, "min_slowdown_pct": self.min_slowdown_pct,
                 "p0": self.p0, "alpha": self.alpha,
                 "groups": self.groups, "judged": self.judged, "outliers": self.outliers,
                 "suspects": [dataclasses.asdict(s) for s in self.suspects], "hosts": self.hosts,
-                "schedule": self.schedule, "schedule_problems": self.schedule_problems}
+                "schedule": self.schedule, "schedule_problems": self.schedule_problems,
+                "retest": self.retest.as_dict() if self.retest else None}
+
+
+def _retest():
+    """retest.py (imported here: it imports this module's rule)."""
+    from . import retest
+    return retest
 
 
 def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None,
@@ -303,7 +311,8 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
     return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, alpha=alpha, groups=groups,
                          judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
                          suspects=suspects, hosts=hosts, schedule=rec.describe() if rec else "",
-                         schedule_problems=schedule.host_rounds_problems(run, rec) if rec and rec.hosts else [])
+                         schedule_problems=schedule.host_rounds_problems(run, rec) if rec and rec.hosts else [],
+                         retest=_retest().analyze(run) if not spec else None)
 
 
 def format_table(rep: SuspectReport) -> str:
@@ -334,6 +343,7 @@ def format_table(rep: SuspectReport) -> str:
             if a != b and not {a, b} & set(rep.hosts):
                 out.append(f"# suspect host link {s.what}: {a}'s sending side or {b}'s receiving side "
                            f"(only a third host's links could tell which)")
+    out += _retest().format_lines(rep.retest)
     out.append(f"# {rep.groups} groups, {rep.judged} comparisons, {rep.outliers} outliers, "
                f"{len(rep.suspects)} suspects")
     return "\n".join(out)

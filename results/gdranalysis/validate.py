@@ -173,7 +173,7 @@ def probe(rec, lau, hosts, deadline):
 
 def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds"):
     """Case count and time for bw over `pattern` on nhosts x ppn ranks within what is left of the budget."""
-    cases = schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes
+    cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes)  # + the retests' share
     left = budget_s - spent_s - ANALYSIS_S
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
@@ -214,7 +214,8 @@ def died_in(err, hosts):
 
 def min_budget(nhosts, ppn, nsizes, doctor_s=5.0, pattern="rounds"):
     """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
-    return doctor_s + ANALYSIS_S + schedule.min_budget_s(schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes, nhosts)
+    return doctor_s + ANALYSIS_S + schedule.min_budget_s(
+        schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes), nhosts)
 
 
 def default_budget(nhosts, ppn, nsizes, pattern="rounds"):

@@ -48,7 +48,8 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(schedule.steps("host-rounds", 8, 4, directions=2), 3)
         self.assertEqual(sim_fleet.host_rounds_s(5, 3, 0.5), 10 * 3 * (0.5 + schedule.CASE_OVERHEAD_S))
         cases, ct, _ = validate.plan(4, 2, 3, 60, 5, pattern="host-rounds")
-        self.assertEqual(cases, 18)
+        self.assertEqual(cases, 18)  # validate runs without the retests (opt-in, src/retest.h)
+        self.assertEqual(schedule.budget_cases(18, retest=True), 18 + 4 * 3)  # 4 rounds x 3 steps
         self.assertAlmostEqual(ct, schedule.case_time_s(60 - 5 - validate.ANALYSIS_S, 18, 4))
         self.assertLess(validate.min_budget(4, 2, 3, pattern="host-rounds"), validate.min_budget(4, 2, 3))
 

@@ -174,6 +174,7 @@ class RankDevices(TempDirCase):
     def test_json_pattern_rows_say_pattern_step_flows(self):
         with open(self.jsonl) as f:
             rows = [json.loads(line) for line in f]
+        rows = [r for r in rows if "record" not in r]  # live_suspect, retest_verdict records: not cases
         run = load_run(self.h5)
         self.assertEqual(len(rows), len(run.cases))
         for row, case in zip(rows, run.cases):

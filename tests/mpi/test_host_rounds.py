@@ -43,8 +43,9 @@ def refused(p, words):
 def check_file(h5, nsizes):
     with h5py.File(h5, "r") as f:
         facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
-        cases = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
+        every = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
         check("links/bw_mpi_host_direct_host-rounds" in f, f"no link matrix: {list(f.get('links', {}))}")
+    cases = [c for c in every if c["pattern"] != "retest"]  # the retests' steps (src/retest.h) apart
     H, ppn = 3, 2
     check(facts["schedule.patterns"] == "host-rounds", facts.get("schedule.patterns"))
     check(facts["schedule.host_rounds.hosts"] == "fh0,fh1,fh2", facts["schedule.host_rounds.hosts"])
@@ -62,10 +63,14 @@ def check_file(h5, nsizes):
         check(all(int(s) % ppn == int(d) % ppn for s, d in c["flows"]), f"step {c['step']} not rail-aligned")
         check(len(c["flows"]) == ppn * len(schedule.host_pairs(H, r)), f"step {c['step']}: {len(c['flows'])} flows")
     # The budget decision is the Python model's (validate, simulators), to the millisecond.
-    ct = schedule.case_time_s(BUDGET, len(cases), H)
-    check(facts["budget.cases"] == str(len(cases)), facts["budget.cases"])
+    # With the retests' share: rounds x steps set aside (schedule.budget_cases).
+    n = schedule.budget_cases(len(cases), retest=True)
+    ct = schedule.case_time_s(BUDGET, n, H)
+    check(facts["budget.cases"] == str(n), f"{facts['budget.cases']} != {n}")
+    check(facts["budget.retest_cases"] == str(schedule.retest_cases(True)), facts["budget.retest_cases"])
     check(abs(float(facts["budget.case_time_s"]) - ct) < 1e-3, f"case time {facts['budget.case_time_s']} vs {ct:.4f}")
-    check(abs(float(facts["budget.min_s"]) - schedule.min_budget_s(len(cases), H)) < 1e-3, facts["budget.min_s"])
+    check(abs(float(facts["budget.min_s"]) - schedule.min_budget_s(n, H)) < 1e-3, facts["budget.min_s"])
+    check(len(every) - len(cases) <= schedule.retest_cases(True), f"{len(every) - len(cases)} retest steps")
     return len(cases)
 
 
@@ -75,7 +80,7 @@ def run():
         sys.exit(77)
     d = tmpdir()
     h5 = os.path.join(d, "hr.h5")
-    p, wall = launch(6, ARGS + ["--budget", f"{BUDGET}s", "--output", h5])
+    p, wall = launch(6, ARGS + ["--budget", f"{BUDGET}s", "--retest", "auto", "--output", h5])
     check(p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
     check("host-rounds: 3 hosts x 2 ranks, 3 rounds" in p.stdout and f"--budget {BUDGET} s:" in p.stdout,
           f"the plan is not printed at start:\n{p.stdout[:2000]}")
@@ -101,7 +106,7 @@ def run():
         bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
                (ex.submit(launch, 2, ARGS, fake=False), ["needs ranks on 2 or more hosts"]),
                (ex.submit(launch, 2, ARGS + ["--budget", "3s"], per=1),
-                ["--budget 3 s is below the minimum", "4 cases on 2 hosts"]),
+                ["--budget 3 s is below the minimum", "16 cases on 2 hosts"]),
                (ex.submit(launch, 1, ARGS + ["--budget", "2x"], fake=False), ["--budget '2x'", "90s, 2m or 1h"])]
         for fut, words in bad:
             refused(fut.result()[0], words)
