@@ -4,13 +4,15 @@ one slurmd in every host's namespaces (jobs/cluster/slurm.sh).
 Healthy, through salloc -N4: exit 0, the four hosts named healthy, every command
 srun --mpi=pmix over the four, the ranks' own hostnames gs1..gs4 in the run file
 with the job's SLURM_ variables, the budget kept. One host's NIC 25 % slower
-(fault.sh nic gs3 both 25), through sbatch --wait: exit 1, gs3 named as a host,
-no other. Bad input to slurm.sh: one line, exit 2. Afterwards no daemon, job
-step or namespace of this cluster is left, also when a check fails."""
+(fault.sh nic gs3 both 25), through a health-check job (sbatch --wrap): exit 1,
+gs3 named as a host, no other; draining what it names leaves the other three
+idle. Bad input to slurm.sh: one line, exit 2. Afterwards no daemon, job step or
+namespace of this cluster is left, also when a check fails."""
 
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,7 @@ HOSTS = [f"{NAME}{i}" for i in range(1, 5)]
 BUDGET = 30
 ARGS = ["--budget", str(BUDGET), "--min-bytes", "32K", "--max-bytes", "128K", "--window", "2", "--no-report"]
 STATE = f"/run/gdrcluster/{NAME}"
+DEADLINE_S = 150   # the whole test; ctest's TIMEOUT is 180
 
 
 def check(cond, msg):
@@ -67,6 +70,13 @@ def sbatch_wait(args, deadline_s):
     return None
 
 
+def show_log(out):
+    """On a failure: what validate ran and what the launcher said (its folder is removed after)."""
+    for f in ("commands.log",):
+        path = os.path.join(out, f)
+        print(f"---- {path}\n" + (open(path).read() if os.path.exists(path) else "(none)"))
+
+
 def judged(out, rc):
     """validate.json, JUnit and the run file agree, and say Slurm ran it on the four hosts."""
     from gdranalysis.schema import load_run
@@ -95,6 +105,7 @@ def healthy(gdr, d):
     t0 = time.monotonic()
     rc, _ = on_login(f"timeout 90 salloc -N4 -n4 -t 3 -J gdr-cl-healthy {gdr} validate --slurm {' '.join(ARGS)}"
                         f" --out {out}", timeout=120)
+    rc == 0 or show_log(out)
     check(rc == 0, f"healthy cluster under salloc: exit {rc}")
     doc = judged(out, 0)
     check(all(v["status"] == "healthy" for v in doc["verdicts"]) and not doc["findings"], "a host named")
@@ -111,12 +122,27 @@ def slow_nic(gdr, d):
     rc = sbatch_wait(f"-N4 -n4 -t 3 -J gdr-cl-nic -o {d}/nic.txt --wrap '{gdr} validate --slurm {' '.join(ARGS)} "
                      f"--out {out}'", deadline_s=90)
     print(open(os.path.join(d, "nic.txt")).read() if os.path.exists(os.path.join(d, "nic.txt")) else "(no job output)")
+    rc == 1 or show_log(out)
     check(rc == 1, f"gs3's NIC 25% slower, under sbatch: exit {rc}")
     doc = judged(out, 1)
     check([(f["kind"], f["hosts"]) for f in doc["findings"]] == [("host", ["gs3"])], f"findings {doc['findings']}")
     st = {v["host"]: v["status"] for v in doc["verdicts"]}
     check(st == {"gs1": "healthy", "gs2": "healthy", "gs3": "suspect", "gs4": "healthy"}, f"verdicts {st}")
     print(f"slow NIC (sbatch): {time.monotonic() - t0:.1f} s")
+    return doc
+
+
+def drain(doc):
+    """docs/validate.md's health-check action: drain what validate names, nothing else."""
+    for v in doc["verdicts"]:
+        if v["status"] != "healthy":
+            rc, _ = on_login(f"scontrol update nodename={v['host']} state=drain "
+                             f"reason='gdrbench validate: {v['status']}'", timeout=20)
+            check(rc == 0, f"scontrol update nodename={v['host']} state=drain: exit {rc}")
+    _, out = on_login("sinfo -h -N -o '%N %t %E'", timeout=20, quiet=True)
+    states = {w[0]: w[1] for w in (line.split() for line in out.splitlines()) if len(w) >= 2}
+    check(states == {"gs1": "idle", "gs2": "idle", "gs3": "drain", "gs4": "idle"} and
+          "gdrbench validate: suspect" in out, f"sinfo after draining: {out!r}")
 
 
 def bad_input():
@@ -154,6 +180,13 @@ def main():
               "jobs/deps/debian-slurm.txt")
     gdr = os.environ["GDRBENCH"]
     t0 = time.monotonic()
+    # A deadline of its own below ctest's TIMEOUT (whose kill would skip the cleanup below): the
+    # daemons run in sessions of their own and outlive this process unless stopped.
+    def stop_here(sig, _frame):
+        raise SystemExit(f"FAIL: {signal.Signals(sig).name} after {time.monotonic() - t0:.0f} s")
+    signal.signal(signal.SIGALRM, stop_here)
+    signal.signal(signal.SIGTERM, stop_here)
+    signal.alarm(DEADLINE_S)
     down()
     try:
         sh(CLUSTER, "up", "4", "20")
@@ -162,8 +195,9 @@ def main():
         bad_input()
         with tempfile.TemporaryDirectory() as d:
             healthy(gdr, d)
-            slow_nic(gdr, d)
+            drain(slow_nic(gdr, d))
     finally:
+        signal.alarm(0)
         down()
         procs, ns = leftovers()
         check(not procs and not ns, f"left behind: processes {procs}, namespaces {ns}")
