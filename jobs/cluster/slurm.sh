@@ -121,6 +121,9 @@ start() {
   for b in munged mungekey slurmctld slurmd sinfo runuser nsenter; do
     command -v "$b" >/dev/null || fail "'$b' not found; install jobs/deps/debian-slurm.txt"
   done
+  local timeout_s=${GDR_SLURM_START_TIMEOUT:-60} nice=${GDR_CLUSTER_NICE:--10}
+  [[ $timeout_s =~ ^[0-9]+$ ]] || die "GDR_SLURM_START_TIMEOUT '$timeout_s': whole seconds"
+  [[ $nice =~ ^-?[0-9]+$ ]] || die "GDR_CLUSTER_NICE '$nice': an integer"
   [[ -e $S/started ]] && die "Slurm on cluster '$name' is already started ($S); run stop first"
   local n sub; n=$(sed -n 's/^N=//p' "$dir/conf"); sub=$(sed -n 's/^SUBNET=//p' "$dir/conf")
   mkdir -p "$S"/{etc,state,spool,log,run,munge,munge-key,tmp,tmpfs}
@@ -137,8 +140,7 @@ start() {
     > "$S/log/slurmctld.stdout" 2>&1 < /dev/null &
   echo $! > "$S/run/slurmctld.pid"
   # The job steps inherit slurmd's nice, as ranks started by cluster.sh exec inherit its -10.
-  local i nice=${GDR_CLUSTER_NICE:--10}
-  [[ $nice =~ ^-?[0-9]+$ ]] || die "GDR_CLUSTER_NICE '$nice': an integer"
+  local i
   for i in $(seq 1 "$n"); do
     mkdir -p "$S/spool/$name$i"
     # Its own mount namespace, where the per-node folder tmp/<host> is seen at $S/tmpfs (TmpFS):
@@ -151,8 +153,7 @@ start() {
        sh "$S/tmp/$name$i" "$S/tmpfs" "$SLURM_CONF" "$nice") > "$S/log/slurmd.$name$i.stdout" 2>&1 < /dev/null &
     echo $! > "$S/run/slurmd.$name$i.pid"
   done
-  local timeout_s=${GDR_SLURM_START_TIMEOUT:-60} deadline idle=0
-  [[ $timeout_s =~ ^[0-9]+$ ]] || die "GDR_SLURM_START_TIMEOUT '$timeout_s': whole seconds"
+  local deadline idle=0
   deadline=$((SECONDS + timeout_s))
   while (( SECONDS < deadline )); do
     for f in "$S"/run/slurmctld.pid "$S"/run/slurmd.*[0-9].pid; do
