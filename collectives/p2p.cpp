@@ -128,7 +128,8 @@ class PointToPoint final : public Test {
   // Timed iterations get fresh patterns; the latency test pre-posts the
   // batch's receives (one more for the lead round trip) before the barrier,
   // as a real application would have them waiting: a transport whose sender
-  // needs the receiver's buffer first (verbs) then pays no extra hop.
+  // needs the receiver's buffer first (verbs) then pays no extra hop. A
+  // transport that pays for them (mpi) posts each in round_trip() instead.
   void before(TestEnv& env, const CaseParams& c, const PairRole& r, int first, int n, bool checked) {
     if (checked && sends(r)) {
       env.mem.fill_patterns(send_.data(), c.bytes, seeds(c, env.boot.rank(), first, n));
@@ -136,7 +137,7 @@ class PointToPoint final : public Test {
     }
     first_ = first;
     pre_.clear();
-    if (!latency_) return;
+    if (!latency_ || !env.transport->latency_preposts_receives()) return;
     Transport& t = *env.transport;
     pre_.push_back(t.post_recv(r.peer, *rrecv_, 0, c.bytes));  // the lead round trip's
     for (int k = 0; k < n; ++k) pre_.push_back(t.post_recv(r.peer, *rrecv_, at(k % slots_, c), c.bytes));
@@ -144,13 +145,23 @@ class PointToPoint final : public Test {
 
   // One untimed round trip of slot 0's message (round trip 0 overwrites it).
   void lead(TestEnv& env, const CaseParams& c, const PairRole& r) {
+    round_trip(env, r, 0, 0, c.bytes);
+  }
+
+  // One ping-pong: the initiator sends then receives, the responder mirrors it;
+  // receive `k` of the batch is pre-posted (pre_[k]) or posted when osu_latency does.
+  void round_trip(TestEnv& env, const PairRole& r, std::size_t k, std::size_t off, std::size_t len) {
     Transport& t = *env.transport;
-    if (r.initiator) {
-      Request reqs[2] = {t.post_send(r.peer, *rsend_, 0, c.bytes), pre_[0]};
-      wait_all(t, reqs, env.boot);
+    auto recv = [&] { return pre_.empty() ? t.post_recv(r.peer, *rrecv_, off, len) : pre_[k]; };
+    if (r.initiator && !pre_.empty()) {
+      Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k]};
+      wait_all(t, both, env.boot);
+    } else if (r.initiator) {
+      wait_one(t, t.post_send(r.peer, *rsend_, off, len), env.boot);
+      wait_one(t, recv(), env.boot);
     } else {
-      wait_one(t, pre_[0], env.boot);
-      wait_one(t, t.post_send(r.peer, *rsend_, 0, c.bytes), env.boot);
+      wait_one(t, recv(), env.boot);
+      wait_one(t, t.post_send(r.peer, *rsend_, off, len), env.boot);
     }
   }
 
@@ -176,15 +187,8 @@ class PointToPoint final : public Test {
     const double t0 = latency_ && !r.initiator ? 0.0 : now_seconds();
     if (latency_) {
       const int k = it - first_;
-      const std::size_t off = at(k % slots_, c);
-      if (r.initiator) {
-        Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k + 1]};
-        wait_all(t, both, env.boot);
-        return (now_seconds() - t0) / 2;
-      }
-      wait_one(t, pre_[k + 1], env.boot);
-      wait_one(t, t.post_send(r.peer, *rsend_, off, len), env.boot);
-      return kNaN;
+      round_trip(env, r, static_cast<std::size_t>(k) + 1, at(k % slots_, c), len);
+      return r.initiator ? (now_seconds() - t0) / 2 : kNaN;
     }
     if (both_ways_) {  // bibw, as osu_bibw: the whole window of receives, then of sends
       for (int w = 0; w < c.window; ++w) reqs.push_back(t.post_recv(r.peer, *rrecv_, at(w % slots_, c), len));

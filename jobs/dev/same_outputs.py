@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""same_outputs.py OLD_BIN NEW_BIN [--allow-new a,b] [--np N] [--keep DIR]
+"""same_outputs.py OLD_BIN NEW_BIN [--allow-new a,b] [--ignore-lines RE] [--np N] [--keep DIR] [--compare DIR]
 
 Proof that a refactor changed no behaviour: the same quick real runs
 (mpirun, host memory, and device memory where `gdrbench list` says it is
@@ -8,6 +8,9 @@ JSON Lines row and the table text compared, apart from what differs between
 any two runs (timings, times of day, run ids, the binary's own version).
 Prints each difference; exit 1 on one, 0 when equal apart from attributes
 named in --allow-new (present in NEW only), 2 on bad input.
+Where h5py is missing (the lent GPU machine), the runs are kept in --keep DIR
+and the script exits 3; `--compare DIR` compares such a folder elsewhere
+(OLD_BIN and NEW_BIN are then the paths the runs used, masked in the outputs).
 """
 
 from __future__ import annotations
@@ -21,8 +24,11 @@ import subprocess
 import sys
 import tempfile
 
-import h5py
-import numpy as np
+try:
+    import h5py
+    import numpy as np
+except ImportError:  # runs can still be made and kept; compared elsewhere
+    h5py = np = None
 
 SMALL = ["-b", "8", "-e", "4K", "-f", "8", "-n", "3", "-w", "1"]
 # name -> gdrbench run arguments; {T}: the transports usable here.
@@ -39,7 +45,8 @@ RUNS = {
              "--reference", "copy", *SMALL],
 }
 # Values that differ between any two runs: compared for presence and type only.
-TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|times|time_us|start_utc|end_utc|"
+# peak_gbps too: a ceiling may be this run's own copy row (the slowest copy link, measured).
+TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|peak_gbps|times|time_us|start_utc|end_utc|"
                     r"git_commit|gdrbench_version|scale\..*)$")
 NUMBER = re.compile(r"\d+(\.\d+)?([eE][-+]?\d+)?")
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}\b")  # a commit id; a number of 7+ digits is a NUMBER
@@ -50,6 +57,7 @@ def mask(text: str) -> str:
     transport slower than mpi's in this run) hang on timings, so those go too."""
     text = re.sub(r"; bw at [^;]* the MPI's path", "", text)
     text = re.sub(r"\(\w+ \d+ B\b", "(T # B", text)
+    text = re.sub(r"copy-\w+ row of this run", "copy-* row of this run", text)
     return re.sub(r"[ \t]+", " ", NUMBER.sub("#", HEX.sub("H", text)))
 
 
@@ -100,7 +108,7 @@ def h5_items(path: str, exe: str) -> dict[str, object]:
             v = v.replace(exe, "BIN")
             if where.startswith("/environment"):  # OMPI_COMMAND: the binary's own name
                 v = mask(v.replace(os.path.basename(exe), "BIN"))
-            elif key in ("verdict", "timer"):
+            elif key in ("verdict", "timer", "peak_source"):
                 v = mask(v)
         elif isinstance(v, np.generic):
             v = v.item()
@@ -121,9 +129,12 @@ def h5_items(path: str, exe: str) -> dict[str, object]:
 
 
 def json_rows(path: str) -> list[dict]:
+    def value(k, v):
+        if TIMING.match(k):
+            return type(v).__name__
+        return mask(v) if k == "peak_source" and isinstance(v, str) else v
     with open(path) as f:
-        return [{k: (type(v).__name__ if TIMING.match(k) else v) for k, v in json.loads(line).items()}
-                for line in f if line.strip()]
+        return [{k: value(k, v) for k, v in json.loads(line).items()} for line in f if line.strip()]
 
 
 def diff_dicts(label: str, old: dict, new: dict, allow: set[str]) -> list[str]:
@@ -140,7 +151,8 @@ def diff_dicts(label: str, old: dict, new: dict, allow: set[str]) -> list[str]:
     return out
 
 
-def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, allow: set[str]) -> list[str]:
+def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, allow: set[str],
+            ignore: re.Pattern | None = None) -> list[str]:
     d = []
     o, n = (os.path.join(x, name) for x in (old_dir, new_dir))
     if not (os.path.exists(o + ".h5") and os.path.exists(n + ".h5")):
@@ -151,7 +163,8 @@ def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, a
         d.append(f"{name}.jsonl: {len(jo)} rows old, {len(jn)} new")
     for i, (a, b) in enumerate(zip(jo, jn)):
         d += diff_dicts(f"{name}.jsonl row {i}", a, b, allow)
-    to, tn = (open(x + ".txt").read().splitlines() for x in (o, n))
+    to, tn = ([t for t in open(x + ".txt").read().splitlines() if not (ignore and ignore.search(t))]
+              for x in (o, n))
     for i, (a, b) in enumerate(zip(to, tn)):
         if mask(a) != mask(b):
             d.append(f"{name}.txt line {i + 1}:\n  old: {a}\n  new: {b}")
@@ -167,22 +180,40 @@ def main() -> int:
     p.add_argument("--allow-new", default="", help="comma list of attribute/JSON names NEW may add")
     p.add_argument("--np", type=int, default=2)
     p.add_argument("--keep", help="write the runs under this folder (default: a temporary one, removed)")
+    p.add_argument("--ignore-lines", metavar="REGEX",
+                   help="table lines to leave out on both sides (a note of a feature newer than OLD)")
+    p.add_argument("--compare", metavar="DIR", help="compare runs kept elsewhere in DIR; run nothing")
     a = p.parse_args()
-    for exe in (a.old, a.new):
-        if not os.access(exe, os.X_OK):
-            print(f"same_outputs: {exe} is not an executable", file=sys.stderr)
+    if a.compare:
+        top, old, new = a.compare, a.old, a.new
+        names = [n for n in RUNS if os.path.exists(os.path.join(top, "old", n + ".h5"))]
+        if not names:
+            print(f"same_outputs: no runs kept in {top}/old", file=sys.stderr)
             return 2
-    old, new = os.path.abspath(a.old), os.path.abspath(a.new)
-    transports, cuda = usable(old)
-    top = a.keep or tempfile.mkdtemp(prefix="same_outputs.")
-    print(f"# transports {','.join(transports)}; cuda {'usable' if cuda else 'not usable'}; runs in {top}")
-    names = run_all(old, os.path.join(top, "old"), a.np, transports, cuda)
-    run_all(new, os.path.join(top, "new"), a.np, transports, cuda)
+    else:
+        for exe in (a.old, a.new):
+            if not os.access(exe, os.X_OK):
+                print(f"same_outputs: {exe} is not an executable", file=sys.stderr)
+                return 2
+        if h5py is None and not a.keep:
+            print("same_outputs: no h5py here: give --keep DIR and compare it elsewhere", file=sys.stderr)
+            return 2
+        old, new = os.path.abspath(a.old), os.path.abspath(a.new)
+        transports, cuda = usable(old)
+        top = a.keep or tempfile.mkdtemp(prefix="same_outputs.")
+        print(f"# transports {','.join(transports)}; cuda {'usable' if cuda else 'not usable'}; runs in {top}")
+        names = run_all(old, os.path.join(top, "old"), a.np, transports, cuda)
+        run_all(new, os.path.join(top, "new"), a.np, transports, cuda)
+    if h5py is None:
+        print(f"# no h5py here: runs kept in {top}; compare with --compare {top} {old} {new}")
+        return 3
     allow = set(filter(None, a.allow_new.split(",")))
-    diffs = [x for n in names for x in compare(os.path.join(top, "old"), os.path.join(top, "new"), n, old, new, allow)]
+    ignore = re.compile(a.ignore_lines) if a.ignore_lines else None
+    diffs = [x for n in names
+             for x in compare(os.path.join(top, "old"), os.path.join(top, "new"), n, old, new, allow, ignore)]
     for x in diffs:
         print(x)
-    if not a.keep:
+    if not a.keep and not a.compare:
         shutil.rmtree(top, ignore_errors=True)
     print(f"# {len(diffs)} difference(s) over {len(names)} runs")
     return 1 if diffs else 0

@@ -133,9 +133,14 @@ gdr_p2p_round() {  # DIR: gdrbench's rows of one round
     OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw -b 1M -e "$gmax" -f "$gstep" \
       --reference copy-d2h,copy-h2d,copy-d2d
     OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
-    # The MPI's own blocking ping-pong (no gdrbench code): the floor under -T mpi latency.
-    [ -x "$pingpong" ] && step 40 "$1/mpi_pingpong_8.txt" mpirun -q --oversubscribe --bind-to none -np 2 \
-      -x LD_LIBRARY_PATH ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} --mca pml ucx "$pingpong" 8
+    # The MPI's own ping-pong (no gdrbench code), blocking as osu_latency and with the
+    # non-blocking calls and polling gdrbench makes: the floors under -T mpi latency.
+    for shape in block poll; do
+      f=$1/mpi_pingpong_8.txt; [ $shape = poll ] && f=$1/mpi_pingpong_poll_8.txt
+      [ -x "$pingpong" ] && step 40 "$f" mpirun -q --oversubscribe \
+        --bind-to none -np 2 -x LD_LIBRARY_PATH ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} \
+        --mca pml ucx "$pingpong" 8 10000 device $shape
+    done
   fi
   gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
 }

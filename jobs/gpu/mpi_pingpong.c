@@ -4,13 +4,23 @@
  * Prints one line: "mpi_pingpong SIZE B one-way us: median M mean A (N round trips)".
  *
  *   mpicc -O2 -I/usr/local/cuda/include mpi_pingpong.c -L/usr/local/cuda/lib64 -lcudart
- *   mpirun -np 2 ./a.out [SIZE [ITERS [host]]]   (defaults 8 B, 10000 after 1000 warm-up,
- *                                                 device memory; `host`: malloc'd memory)
+ *   mpirun -np 2 ./a.out [SIZE [ITERS [host|device [block|poll|prepost]]]]
+ *     (defaults 8 B, 10000 after 1000 warm-up, device memory, block)
+ *   block:   MPI_Send / MPI_Recv, as osu_latency
+ *   poll:    the same order with MPI_Isend / MPI_Irecv and MPI_Test polling
+ *   prepost: gdrbench's latency loop without gdrbench: the receives of 64 round
+ *            trips posted before a barrier, then MPI_Isend and MPI_Test polling
+ *   (the two last tell gdrbench's own costs apart from its loop's shape)
  */
 #include <cuda_runtime.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+static void spin(MPI_Request* r) {
+  int done = 0;
+  while (!done) MPI_Test(r, &done, MPI_STATUS_IGNORE);
+}
 
 static int cmp(const void* a, const void* b) {
   double x = *(const double*)a, y = *(const double*)b;
@@ -28,6 +38,8 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int host = argc > 3 && argv[3][0] == 'h';
+  const char* mode = argc > 4 ? argv[4] : "block";
+  const int poll = mode[0] == 'p', prepost = mode[0] == 'p' && mode[1] == 'r';
   void* buf = host ? malloc((size_t)bytes) : NULL;
   cudaError_t e = host ? cudaSuccess : cudaMalloc(&buf, (size_t)bytes);
   if (e != cudaSuccess || !buf) {
@@ -36,23 +48,49 @@ int main(int argc, char** argv) {
   }
   double* t = malloc(sizeof(double) * (size_t)iters);
   int peer = 1 - rank;
+  enum { kBatch = 64 };
+  MPI_Request pre[kBatch];
   for (long i = -warm; i < iters; ++i) {
+    const int k = (int)((i + warm) % kBatch);
+    if (prepost && k == 0) {  /* a batch's receives, then a barrier, as gdrbench does */
+      for (int j = 0; j < kBatch; ++j) MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &pre[j]);
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
     double t0 = MPI_Wtime();
-    if (rank == 0) {
-      MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
-      MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (!poll) {
+      if (rank == 0) {
+        MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+        MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      } else {
+        MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      }
     } else {
-      MPI_Recv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-      MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      MPI_Request r;
+      if (rank == 0) {
+        MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r);
+        spin(&r);
+      }
+      if (prepost) spin(&pre[k]);
+      else { MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r); spin(&r); }
+      if (rank == 1) {
+        MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r);
+        spin(&r);
+      }
     }
     if (i >= 0) t[i] = (MPI_Wtime() - t0) * 1e6 / 2;
   }
+  if (prepost && (iters + warm) % kBatch)  /* the last batch's unused receives */
+    for (int j = (int)((iters + warm) % kBatch); j < kBatch; ++j) {
+      MPI_Cancel(&pre[j]);
+      MPI_Wait(&pre[j], MPI_STATUS_IGNORE);
+    }
   if (rank == 0) {
     double sum = 0;
     for (long i = 0; i < iters; ++i) sum += t[i];
     qsort(t, (size_t)iters, sizeof(double), cmp);
-    printf("mpi_pingpong %ld B one-way us: median %.3f mean %.3f (%ld round trips, %s memory)\n", bytes,
-           t[iters / 2], sum / iters, iters, host ? "host" : "device");
+    printf("mpi_pingpong %ld B one-way us: median %.3f mean %.3f (%ld round trips, %s memory, %s)\n", bytes,
+           t[iters / 2], sum / iters, iters, host ? "host" : "device", mode);
   }
   free(t);
   if (host) free(buf); else cudaFree(buf);
