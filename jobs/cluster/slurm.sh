@@ -93,11 +93,15 @@ PartitionName=$name Nodes=${name}[1-$n] Default=YES MaxTime=INFINITE State=UP Ov
 EOF
   echo "# empty: no SPANK plugins" > "$S/etc/plugstack.conf"
   # What cluster.sh launcher-args gives mpirun, as environment: srun passes it to the ranks.
+  # MPI over UCX's tcp (pml ucx), not ob1's TCP BTL: launched by srun --mpi=pmix, 4 of 67
+  # launches of 4 ranks crashed in MPI_Init (SIGSEGV, a NULL call from mca_btl_tcp.so under
+  # opal_progress in ompi_mpi_init: Open MPI 4.1.4); with pml ucx 0 of 70.
   cat > "$S/env.sh" <<EOF
 # source me inside a host of cluster '$name' (cluster.sh exec ${name}1 ...): Slurm's clients
-# find this Slurm, and the ranks talk TCP on 169.254/16 only, with waits that yield.
+# find this Slurm; the ranks talk TCP on eth0 (169.254/16) only, with waits that yield.
 export SLURM_CONF=$S/etc/slurm.conf
-export OMPI_MCA_btl_tcp_if_include=169.254.0.0/16 OMPI_MCA_mpi_yield_when_idle=1 GDR_WAIT_YIELD=1
+export OMPI_MCA_mpi_yield_when_idle=1 GDR_WAIT_YIELD=1 OMPI_MCA_btl=self,vader
+export OMPI_MCA_pml=ucx OMPI_MCA_pml_ucx_tls=any OMPI_MCA_pml_ucx_devices=any UCX_TLS=tcp,self UCX_NET_DEVICES=eth0
 EOF
 }
 

@@ -72,9 +72,9 @@ def sbatch_wait(args, deadline_s):
 
 def show_log(out):
     """On a failure: what validate ran and what the launcher said (its folder is removed after)."""
-    for f in ("commands.log",):
-        path = os.path.join(out, f)
-        print(f"---- {path}\n" + (open(path).read() if os.path.exists(path) else "(none)"))
+    for f in ["commands.log"] + sorted(f for f in os.listdir(out) if f.endswith(".err")) if os.path.isdir(out) else []:
+        text = open(os.path.join(out, f), errors="replace").read()
+        print(f"---- {out}/{f}\n{text[-6000:]}")
 
 
 def judged(out, rc):
@@ -112,6 +112,9 @@ def healthy(gdr, d):
     env = slurm_env(doc["judged_file"])
     check(env.get("SLURM_JOB_NUM_NODES") == "4" and env.get("SLURM_JOB_NODELIST") == f"{NAME}[1-4]",
           f"SLURM_ variables in the run file: {env.get('SLURM_JOB_NUM_NODES')} {env.get('SLURM_JOB_NODELIST')}")
+    # slurm.sh's env.sh reached the ranks through srun: MPI over UCX (ob1's TCP BTL crashed in MPI_Init
+    # in 4 of 67 srun launches, jobs/cluster/README.md).
+    check(env.get("OMPI_MCA_pml") == "ucx", f"OMPI_MCA_pml in the run file: {env.get('OMPI_MCA_pml')}")
     print(f"healthy (salloc): {time.monotonic() - t0:.1f} s")
 
 
