@@ -88,6 +88,8 @@ reap() {  # only processes inside this cluster's namespaces: they are ours
 down() {
   [ -d "$dir" ] || { echo "cluster.sh: cluster '$name' is not up"; return 0; }
   local h
+  # A Slurm started on the cluster (slurm.sh): its munged runs outside the hosts, so stop it by pid.
+  [ -d "$dir/slurm" ] && { "$(dirname "$0")/slurm.sh" stop || true; }
   reap
   for ns in $(ip netns list | awk '{print $1}' | grep -E "^gdrc-$name[0-9]+$" || true); do
     ip netns del "$ns" 2>/dev/null || true
