@@ -17,7 +17,7 @@ bool has_rdma() {
   return std::filesystem::exists("/sys/class/infiniband", ec) &&
          !std::filesystem::is_empty("/sys/class/infiniband", ec);
 }
-const Check* get(const Report& r, const std::string& area, const std::string& name) {
+const Check* find_check(const Report& r, const std::string& area, const std::string& name) {
   for (const auto& c : r.checks)
     if (c.area == area && c.name == name) return &c;
   return nullptr;
@@ -37,10 +37,10 @@ TEST(DoctorLive, CollectsThisMachine) {
     EXPECT_FALSE(c.evidence.empty()) << c.area << "/" << c.name;
   }
   EXPECT_EQ(r.verdict, verdict_of(r.checks));
-  for (const char* key : {"driver", "cuda"}) EXPECT_NE(get(r, "gpu", key), nullptr) << key;
-  EXPECT_NE(get(r, "rdma", "devices"), nullptr);
-  EXPECT_NE(get(r, "rdma", "memlock"), nullptr);
-  EXPECT_NE(get(r, "versions", "mpi"), nullptr);
+  for (const char* key : {"driver", "cuda"}) EXPECT_NE(find_check(r, "gpu", key), nullptr) << key;
+  EXPECT_NE(find_check(r, "rdma", "devices"), nullptr);
+  EXPECT_NE(find_check(r, "rdma", "memlock"), nullptr);
+  EXPECT_NE(find_check(r, "versions", "mpi"), nullptr);
   // Report survives the trip through bytes (what MPI gathering does).
   EXPECT_EQ(from_bytes(to_bytes(r)).checks.size(), r.checks.size());
 }
@@ -51,13 +51,13 @@ TEST(DoctorLive, NoGpuOrNoRdmaMeansNotReady) {
   EXPECT_EQ(r.verdict, "not ready");
   EXPECT_EQ(exit_code(r), 4);
   if (!has_gpu()) {
-    ASSERT_NE(get(r, "gpu", "driver"), nullptr);
-    EXPECT_EQ(get(r, "gpu", "driver")->status, "fail");
-    EXPECT_FALSE(get(r, "gpu", "driver")->fix.empty());
+    ASSERT_NE(find_check(r, "gpu", "driver"), nullptr);
+    EXPECT_EQ(find_check(r, "gpu", "driver")->status, "fail");
+    EXPECT_FALSE(find_check(r, "gpu", "driver")->fix.empty());
   }
   if (!has_rdma()) {
-    EXPECT_EQ(get(r, "rdma", "devices")->status, "fail");
-    EXPECT_FALSE(get(r, "rdma", "devices")->fix.empty());
+    EXPECT_EQ(find_check(r, "rdma", "devices")->status, "fail");
+    EXPECT_FALSE(find_check(r, "rdma", "devices")->fix.empty());
   }
 }
 

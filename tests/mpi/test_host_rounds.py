@@ -106,7 +106,7 @@ def run():
         bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
                (ex.submit(launch, 2, ARGS, fake=False), ["needs ranks on 2 or more hosts"]),
                (ex.submit(launch, 2, ARGS + ["--budget", "3s"], per=1),
-                ["--budget 3 s is below the minimum", "16 cases on 2 hosts"]),
+                ["--budget 3 s is below the minimum", "4 cases on 2 hosts"]),
                (ex.submit(launch, 1, ARGS + ["--budget", "2x"], fake=False), ["--budget '2x'", "90s, 2m or 1h"])]
         for fut, words in bad:
             refused(fut.result()[0], words)

@@ -126,7 +126,7 @@ std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, in
   RunOptions o;
   o.tests = {"bw"};
   o.patterns = {"rounds"};
-  o.settings.put(RetestSettings{});
+  o.settings.put(RetestSettings{.mode = "auto"});
   o.settings.put(LiveSettings{});
   Retest rt(o, n);
   EXPECT_TRUE(rt.on());
