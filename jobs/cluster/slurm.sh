@@ -22,6 +22,7 @@ export PATH=$PATH:/usr/sbin:/sbin
 name=${GDR_CLUSTER:-gc}
 dir=/run/gdrcluster/$name
 S=$dir/slurm
+jobs_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)  # slurm-common.conf
 die() { echo "slurm.sh: $*" >&2; exit 2; }
 fail() { echo "slurm.sh: $*" >&2; exit 1; }
 [[ $name =~ ^[a-z][a-z0-9]{0,5}$ ]] || die "GDR_CLUSTER '$name': 1-6 characters, a-z then a-z0-9"
@@ -71,23 +72,8 @@ SlurmctldPidFile=$S/run/slurmctld.daemon.pid
 SlurmdPidFile=$S/run/slurmd.%n.daemon.pid
 SlurmctldLogFile=$S/log/slurmctld.log
 SlurmdLogFile=$S/log/slurmd.%n.log
-SlurmctldDebug=info
-SlurmdDebug=info
 PlugStackConfig=$S/etc/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/backfill
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-ReturnToService=2
-SlurmdTimeout=60
-InactiveLimit=0
-KillWait=5
-MinJobAge=600
+Include $jobs_dir/slurm-common.conf
 NodeName=${name}[1-$n] NodeAddr=169.254.$sub.[1-$n] CPUs=$(nproc) State=UNKNOWN
 PartitionName=$name Nodes=${name}[1-$n] Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF

@@ -112,24 +112,8 @@ SlurmctldPidFile=$D/run/slurmctld.daemon.pid
 SlurmdPidFile=$D/run/slurmd.daemon.pid
 SlurmctldLogFile=$D/log/slurmctld.log
 SlurmdLogFile=$D/log/slurmd.log
-SlurmctldDebug=info
-SlurmdDebug=info
 PlugStackConfig=$D/etc/plugstack.conf
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-SchedulerType=sched/backfill
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-ReturnToService=2
-SlurmdTimeout=60
-InactiveLimit=0
-KillWait=5
-# Finished jobs stay visible to squeue/scontrol for 10 minutes (the tests read them).
-MinJobAge=600
+Include $(cd "$here/../../jobs" && pwd)/slurm-common.conf
 NodeName=$host NodeHostname=$host NodeAddr=127.0.0.1 CPUs=$nproc State=UNKNOWN
 PartitionName=test Nodes=$host Default=YES MaxTime=INFINITE State=UP OverSubscribe=YES
 EOF
