@@ -27,12 +27,11 @@ for r in $(seq 1 "${ROUNDS:-3}"); do
   if (( r % 2 )); then a $r; b $r; else b $r; a $r; fi
   stamp "round $r"
 done
-/usr/bin/env python3 - "$out" "${ROUNDS:-3}" <<'PY'
-import json, re, statistics, sys
+/usr/bin/env python3 - "$out" "${ROUNDS:-3}" "$root/jobs/gpu" <<'PY'
+import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
-def pp(p):
-    m = re.search(r"median ([0-9.]+)", open(p).read())
-    return float(m.group(1)) if m else None
+sys.path.insert(0, sys.argv[3])
+from peers_table import pingpong_us as pp  # the gate's own reading of mpi_pingpong's line
 def gdr(p):
     try:
         return [json.loads(l) for l in open(p) if l.strip()][0]["time_us_median"]
