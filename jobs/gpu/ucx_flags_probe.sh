@@ -8,7 +8,7 @@
 # (medians; the ratio is then ours over theirs). Under MPS: run it inside
 # jobs/with_mps.sh.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M",
-#          TEST=bw, VARIANTS also memh0 memh1 = GDR_UCX_PASS_MEMH)
+#          TEST=bw, VARIANTS also memh0 memh1 = GDR_UCX_PASS_MEMH, prepost0 = GDR_UCX_LATENCY_PREPOST=0)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
@@ -23,7 +23,7 @@ bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
 bytes() { numfmt --from=iec "$1"; }
 gdr() {  # NAME ARGS...   (GDR_UCX_CUDA_MAX_SENDS and UCX_PROTO_ENABLE pass through when set)
   local name=$1 x=(); shift
-  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE GDR_UCX_PASS_MEMH; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
+  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE GDR_UCX_PASS_MEMH GDR_UCX_LATENCY_PREPOST; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
   timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "${x[@]}" "$bin" run -T ucx -m cuda \
     --path direct -t "${TEST:-bw}" "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
   echo "$name rc=$?"
@@ -40,7 +40,8 @@ read -ra variants <<<"${VARIANTS:-default slots1 every none}"
 args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
   win8) echo --window 8 ;; win256) echo --window 256 ;; win1024) echo --window 1024 ;; esac; }
 env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
-  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; memh0) echo GDR_UCX_PASS_MEMH=0 ;; memh1) echo GDR_UCX_PASS_MEMH=1 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
+  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; memh0) echo GDR_UCX_PASS_MEMH=0 ;; memh1) echo GDR_UCX_PASS_MEMH=1 ;;
+  prepost0) echo GDR_UCX_LATENCY_PREPOST=0 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
 lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
 gdr_round() {  # latency: one run per size (the sizes need not be a geometric series), rows joined
   for v in "${variants[@]}"; do

@@ -11,6 +11,9 @@ struct UcxSettings {
   int cuda_max_sends = ucx::SendCap::kDefault;
   // GDR_UCX_PASS_MEMH: pass the registration handle on operations.
   int pass_memh = 0;
+  // GDR_UCX_LATENCY_PREPOST: the latency test posts its batch of receives
+  // ahead (1) or each when osu_latency does (0).
+  int latency_prepost = 1;
 };
 
 }  // namespace gdr

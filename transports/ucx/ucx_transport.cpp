@@ -65,6 +65,8 @@ GDR_REGISTER_OPTIONS(reg_ucx_options, declare_options<UcxSettings>(ComponentOpti
      setting::whole(&UcxSettings::cuda_max_sends, 0, 1'000'000)},
     {{"", "GDR_UCX_PASS_MEMH", "ucx: pass the registration handle on operations (0 or 1; UCX API >= 1.15)"},
      parse_pass_memh},
+    {{"", "GDR_UCX_LATENCY_PREPOST", "ucx: latency posts its batch of receives ahead (1) or one per round trip (0)"},
+     setting::whole(&UcxSettings::latency_prepost, 0, 1)},
 }));
 
 }  // namespace
@@ -72,7 +74,7 @@ GDR_REGISTER_OPTIONS(reg_ucx_options, declare_options<UcxSettings>(ComponentOpti
 UcxTransport::UcxTransport(Bootstrap& boot, const UcxSettings& s)
     : boot_(boot), ctx_(ucx::Context::create()), peers_(boot.size()),
       cap_(boot.size(), s.cuda_max_sends),
-      pass_memh_(s.pass_memh == 1) {
+      pass_memh_(s.pass_memh == 1), latency_prepost_(s.latency_prepost == 1) {
   if (boot.size() > kMaxRanks)
     throw UsageError(fmt::format("ucx transport: {} ranks exceed its tag space ({})",
                                  boot.size(), kMaxRanks));

@@ -84,6 +84,7 @@ class UcxTransport final : public Transport {
     return post(peer, static_cast<UcxRegion&>(r), off, len, false);
   }
   bool test(const Request& req) override;
+  bool latency_preposts_receives() const override { return latency_prepost_; }
   std::vector<std::pair<std::string, std::string>> describe() const override;
   PathTaken path_taken(MemKind mem, std::size_t bytes, int peer) const override;
 
@@ -131,6 +132,7 @@ class UcxTransport final : public Transport {
   std::uint64_t epoch_ = 0;  // ucp_worker_progress calls so far; see poll()
   ucx::SendCap cap_;
   bool pass_memh_;  // ucp_request_param_t::memh on every operation
+  bool latency_prepost_;  // GDR_UCX_LATENCY_PREPOST
   mutable std::map<int, ucx::EpInfo> ep_info_;  // ucp_ep_print_info per peer, parsed
   ucx::SendInfo send_info_;  // what UCX said of the first send of each length
 };
