@@ -65,7 +65,7 @@ GDR_REGISTER_OPTIONS(reg_ucx_options, declare_options<UcxSettings>(ComponentOpti
      setting::whole(&UcxSettings::cuda_max_sends, 0, 1'000'000)},
     {{"", "GDR_UCX_PASS_MEMH", "ucx: pass the registration handle on operations (0 or 1; UCX API >= 1.15)"},
      parse_pass_memh},
-    {{"", "GDR_UCX_LATENCY_PREPOST", "ucx: latency posts its batch of receives ahead (1) or one per round trip (0)"},
+    {{"", "GDR_UCX_LATENCY_PREPOST", "ucx: latency posts its batch of receives ahead (1) or one per round trip (0, default)"},
      setting::whole(&UcxSettings::latency_prepost, 0, 1)},
 }));
 
