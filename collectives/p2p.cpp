@@ -30,7 +30,7 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kLatencyBatch = 64;                  // round trips per barrier
 constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer (--slots N)
-constexpr std::size_t kAutoSlotBytes = 16u << 20;  // --slots auto's most per buffer
+constexpr std::size_t kAutoSlotBytes = 4u << 20;   // --slots auto's most per buffer
 constexpr std::size_t kAckBytes = 64;
 constexpr std::size_t kLeadBytes = 1u << 20;       // bw, bibw: the lead message's most
 
@@ -46,9 +46,11 @@ std::size_t slot_buffer_bytes(std::size_t max) {
 // ib_write_bw) reuse one buffer, which a GPU's L2 (50 MB on an H100/H200)
 // holds up to a few MiB; 64 distinct 4-16 MiB slots are read from HBM
 // instead, measured on the H200 at 0.75-0.85 of ucx_perftest's tag_bw where
-// one buffer matched it. Within 16 MiB per buffer the footprint stays
-// within L2 and at most twice the peers', while a window still holds up to
-// 64 distinct messages (up to 256 KiB; 4 at 4 MiB, 1 from 16 MiB).
+// one buffer matched it. Under CUDA MPS both ranks' buffers share one L2 at
+// once, and 16 MiB a buffer still cost 1-4 MiB ~10 % against one slot
+// (results/archive/20261204_h200_ucx122-mps-slots-cap-window-probe.txt).
+// Within 4 MiB per buffer a window still holds up to 64 distinct messages
+// (up to 64 KiB; 16 at 256 KiB, 4 at 1 MiB, 1 from 4 MiB).
 void complete_slots(CaseParams& c, std::size_t max, int) {
   if (!c.pattern.empty()) {  // a concurrent pattern's flows: their regions' slots
     c.slots = patterns::slots(c, max);

@@ -197,7 +197,7 @@ for rep in $(seq 1 "$REPEAT"); do
       fp bw_write_poll GDR_VERBS_WAIT=poll $(bw_args) "${bw_write[@]}"
       fp bw_write_big_poll GDR_VERBS_WAIT=poll $(bw_args) "${big_write[@]}"
       # perftest's footprint, one buffer a side written over and over (the
-      # default: distinct slots within 16 MiB, every message checked)
+      # default: distinct slots within 4 MiB, every message checked)
       OFF_ARGS="--slots 1" fp bw_write_big_slots1 "" $(bw_args) "${big_write[@]}"
     fi
   fi
