@@ -2,7 +2,7 @@
 # One device call: which of gdrbench's defaults cost `-T ucx` device bw
 # against `ucx_perftest tag_bw` of the same UCX (2 ranks on one GPU, no MPS),
 # in ABBA rounds, one variant of flags or UCX settings at a time (VARIANTS,
-# from: default slots1 every none cap0 cap1 cap4 win8 win256 win1024 protov1), ucx_perftest
+# from: default slots1 every none cap0 cap1 cap4 cap8 cap16 win8 win256 win1024 protov1), ucx_perftest
 # with UCX's defaults and with protocols v1; then the path each row recorded
 # and the verdict. TEST=latency compares one-way latency with tag_lat instead
 # (medians; the ratio is then ours over theirs). Under MPS: run it inside
@@ -40,7 +40,7 @@ read -ra variants <<<"${VARIANTS:-default slots1 every none}"
 args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
   win8) echo --window 8 ;; win256) echo --window 256 ;; win1024) echo --window 1024 ;; esac; }
 env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
-  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; memh0) echo GDR_UCX_PASS_MEMH=0 ;; memh1) echo GDR_UCX_PASS_MEMH=1 ;;
+  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; cap8) echo GDR_UCX_CUDA_MAX_SENDS=8 ;; cap16) echo GDR_UCX_CUDA_MAX_SENDS=16 ;; memh0) echo GDR_UCX_PASS_MEMH=0 ;; memh1) echo GDR_UCX_PASS_MEMH=1 ;;
   prepost0) echo GDR_UCX_LATENCY_PREPOST=0 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
 lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
 gdr_round() {  # latency: one run per size (the sizes need not be a geometric series), rows joined
