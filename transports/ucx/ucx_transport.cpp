@@ -40,9 +40,9 @@ std::uint64_t make_tag(int src, std::uint64_t seq) {
 }
 
 // The registration handle is off by default, as in ucx_perftest (which
-// passes it only when asked to pre-register): with it, UCX 1.22 sends even
-// 8 B of device memory by rendezvous (a cuda_ipc write and its ack), where
-// tag_lat's eager copy is 1.4 us faster under MPS (H200 gate, 2026-12-03).
+// passes it only when asked to pre-register): with it, 8 B of device memory
+// was 0.7 us slower under MPS (H200, UCX 1.22, 2026-12-03); the request query
+// names rendezvous there with and without it (2026-12-04).
 // GDR_UCX_PASS_MEMH=1 passes it, to measure what the handle changes on a
 // given UCX; UCX 1.13 declares the field, but only the v2 protocols (default
 // from 1.15) use it, so 1 is refused below that.
