@@ -1,9 +1,9 @@
 """One trial of a live verdict on the emulated cluster (jobs/cluster): a
-`--pattern rounds` run over 4 hosts; after its `onset_after`-th case row the
+`--pattern rounds` run over the cluster's hosts (4 unless told); after its `onset_after`-th case row the
 link A<->B is slowed (fault.sh link, both directions); the seconds from that
 onset to the run's `# live suspect:` line naming it. Used by
 tests/cluster/test_live_verdicts.py and measure_live_delay.py. Needs the
-cluster up (cluster.sh up 4) and root; every wait is bounded."""
+cluster up (cluster.sh up HOSTS) and root; every wait is bounded."""
 
 import json
 import os
@@ -29,14 +29,14 @@ def _reader(stream, q):
     q.put((time.monotonic(), None))
 
 
-def trial(gdr, env, workdir, a, b, pct, onset_after=1, sizes=("32K", "128K"), case_time=0.2, limit_s=90):
+def trial(gdr, env, workdir, a, b, pct, onset_after=1, sizes=("32K", "128K"), case_time=0.2, limit_s=90, hosts=4):
     """pct None: no fault (a healthy run). Returns a dict: onset (monotonic s or None), named [(host, host, seconds after onset)],
     rc, stdout, the --output and --json paths. The fault is cleared before it returns."""
     h5, js = os.path.join(workdir, "live.h5"), os.path.join(workdir, "live.jsonl")
     hostfile = _sh(env, CLUSTER, "hostfile")
     launcher = _sh(env, CLUSTER, "launcher-args").split()
     first = open(hostfile).read().split()[0]
-    cmd = [CLUSTER, "exec", first, "mpirun", "--hostfile", hostfile, "-np", "4", *launcher, gdr, "run", "-t", "bw",
+    cmd = [CLUSTER, "exec", first, "mpirun", "--hostfile", hostfile, "-np", str(hosts), *launcher, gdr, "run", "-t", "bw",
            "-T", "mpi", "-m", "host", "-b", sizes[0], "-e", sizes[1], "--window", "2", "--pattern", "rounds", "-w", "1",
            "--case-time", str(case_time), "--timeout", "15", "--output", h5, "--json", js, "--force"]
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
