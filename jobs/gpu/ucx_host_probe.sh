@@ -5,10 +5,12 @@
 # ucx_perftest tag_bw -m host (320 messages, 80 warm-up, as the gate counts them).
 # Why: UCX 1.13.1's host row read 0.91 of tag_bw without MPS and 0.98 under it (gate of
 # 2026-12-04); host memory should not care about MPS, so: is CUDA in the way?
-# Every run's output lands in $OUT/ucx-host as it ends; the table is printed last.
+# Every run's output lands in /tmp/ucx-host as it ends, tarred to $OUT/ucx-host.tgz at the end (the
+# device returns a few files only); the table is printed last.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
-out=${OUT:-/tmp/gdr-out}/ucx-host; rm -rf "$out"; mkdir -p "$out"
+out=/tmp/ucx-host; rm -rf "$out"; mkdir -p "$out" "${OUT:-/tmp/gdr-out}"
+trap 'tar -C /tmp -czf "${OUT:-/tmp/gdr-out}/ucx-host.tgz" ucx-host' EXIT
 ucx=${GDR_UCX:-tarball}; build=$root/build-device-$ucx
 GDR_UCX=$ucx timeout 300 "$root/jobs/gpu/device_build.sh" "$build" >"$out/build.txt" 2>&1 || { tail -3 "$out/build.txt"; exit 1; }
 . "$root/jobs/gpu/ucx_env.sh" "$build"
