@@ -22,7 +22,9 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
 import live_trial  # noqa: E402
+from gdranalysis import schedule  # noqa: E402  (the step count a real run plans)
 
 CLUSTER = os.path.join(HERE, "cluster.sh")
 ENV = dict(os.environ, GDR_CLUSTER="glv", GDR_CLUSTER_SUBNET="203", OMPI_ALLOW_RUN_AS_ROOT="1",
@@ -58,9 +60,9 @@ def main():
         print("measure_live_delay.py: --trials 1-20, --healthy 0-10, --hosts 4-16", file=sys.stderr)
         sys.exit(2)
     gdr, rng, t0 = os.path.abspath(a.gdrbench), random.Random(a.seed), time.monotonic()
-    sizes = ("32K", "256K")  # 4 sizes x 2(H-1) steps: the onset can fall anywhere in the first half
+    sizes = ("32K", "256K")  # 4 sizes (doubling) of `rounds`: the onset can fall anywhere in the first half
     hosts = [f"glv{i}" for i in range(1, a.hosts + 1)]
-    half = 4 * 2 * (a.hosts - 1) // 2
+    half = 4 * schedule.steps("rounds", a.hosts) // 2
     plan = [(tuple(sorted(rng.sample(hosts[1:], 2))), a.pct, 1 + (i * 5) % half) for i in range(a.trials)]
     plan += [(("glv2", "glv3"), None, 0)] * a.healthy
     rows = []

@@ -2,13 +2,14 @@
 # One device call: which of gdrbench's defaults cost `-T ucx` device bw
 # against `ucx_perftest tag_bw` of the same UCX (2 ranks on one GPU, no MPS),
 # in ABBA rounds, one variant of flags or UCX settings at a time (VARIANTS,
-# from: default slots1 every none cap0 cap1 cap4 cap8 cap16 win8 win256 win1024 protov1), ucx_perftest
+# from: default slots1 every none capN winN protov1), ucx_perftest
 # with UCX's defaults and with protocols v1; then the path each row recorded
 # and the verdict. TEST=latency compares one-way latency with tag_lat instead
 # (medians; the ratio is then ours over theirs). Under MPS: run it inside
 # jobs/with_mps.sh.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M",
-#          TEST=bw, VARIANTS also memh0 memh1 = GDR_UCX_PASS_MEMH, prepost0 = GDR_UCX_LATENCY_PREPOST=0)
+#          TEST=bw, VARIANTS also memh0|1 = GDR_UCX_PASS_MEMH, prepost0|1 = GDR_UCX_LATENCY_PREPOST,
+#          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
@@ -21,7 +22,7 @@ stamp "built against $(cat "$build/ucx-root.txt")"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
 bytes() { numfmt --from=iec "$1"; }
-gdr() {  # NAME ARGS...   (GDR_UCX_CUDA_MAX_SENDS and UCX_PROTO_ENABLE pass through when set)
+gdr() {  # NAME ARGS...   (the variants' environment passes through when set)
   local name=$1 x=(); shift
   for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE GDR_UCX_PASS_MEMH GDR_UCX_LATENCY_PREPOST; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
   timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "${x[@]}" "$bin" run -T ucx -m cuda \
@@ -38,10 +39,9 @@ sizes=${SIZES:-"1M 4M 16M 64M"}
 if [ "${TEST:-bw}" = latency ]; then pt_test=tag_lat pt_n=10000; else pt_test=tag_bw pt_n=2000; fi
 read -ra variants <<<"${VARIANTS:-default slots1 every none}"
 args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
-  win8) echo --window 8 ;; win256) echo --window 256 ;; win1024) echo --window 1024 ;; esac; }
-env_of() { case $1 in cap0) echo GDR_UCX_CUDA_MAX_SENDS=0 ;; cap1) echo GDR_UCX_CUDA_MAX_SENDS=1 ;;
-  cap4) echo GDR_UCX_CUDA_MAX_SENDS=4 ;; cap8) echo GDR_UCX_CUDA_MAX_SENDS=8 ;; cap16) echo GDR_UCX_CUDA_MAX_SENDS=16 ;; memh0) echo GDR_UCX_PASS_MEMH=0 ;; memh1) echo GDR_UCX_PASS_MEMH=1 ;;
-  prepost0) echo GDR_UCX_LATENCY_PREPOST=0 ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
+  win[0-9]*) echo --window "${1#win}" ;; esac; }
+env_of() { case $1 in cap[0-9]*) echo GDR_UCX_CUDA_MAX_SENDS="${1#cap}" ;; memh[01]) echo GDR_UCX_PASS_MEMH="${1#memh}" ;;
+  prepost[01]) echo GDR_UCX_LATENCY_PREPOST="${1#prepost}" ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
 lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
 gdr_round() {  # latency: one run per size (the sizes need not be a geometric series), rows joined
   for v in "${variants[@]}"; do

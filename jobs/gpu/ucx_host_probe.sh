@@ -25,15 +25,16 @@ pt() {
 }
 a() { gdr "r$1_gdr"; CUDA_VISIBLE_DEVICES= gdr "r$1_nogpu"; }
 for r in $(seq 1 "${ROUNDS:-3}"); do if (( r % 2 )); then a $r; pt "r${r}_pt"; else pt "r${r}_pt"; a $r; fi; done
-/usr/bin/env python3 - "$out" <<'PY'
+/usr/bin/env python3 - "$out" "$root/jobs/gpu" <<'PY'
 import glob, json, os, statistics, sys
 out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from peers_table import perftest  # the gate's own reading of ucx_perftest's line
 def gdr(p):
     try: return [json.loads(l) for l in open(p) if l.strip()][0]["algbw_gbps"]
     except Exception: return None
 def pt(p):
-    for l in open(p, errors="replace"):
-        if l.startswith("Final:"): return float(l.split()[6]) * (1 << 20) / 1e9
+    return (perftest(p) or {}).get("gbps")
 rounds = sorted({os.path.basename(p).split("_")[0] for p in glob.glob(f"{out}/r*_*")})
 for v in ("gdr", "nogpu", "pt"):
     xs = [(gdr if v != "pt" else pt)(f"{out}/{r}_{v}.{'jsonl' if v != 'pt' else 'txt'}") for r in rounds]
