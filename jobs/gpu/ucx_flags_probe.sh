@@ -7,7 +7,7 @@
 # and the verdict. TEST=latency compares one-way latency with tag_lat instead
 # (medians; the ratio is then ours over theirs). Under MPS: run it inside
 # jobs/with_mps.sh.
-#   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M",
+#   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M", slotsN = --slots N,
 #          TEST=bw, VARIANTS also memh0|1 = GDR_UCX_PASS_MEMH, prepost0|1 = GDR_UCX_LATENCY_PREPOST,
 #          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N)
 set -u
@@ -38,7 +38,7 @@ ptest() {  # NAME SIZE
 sizes=${SIZES:-"1M 4M 16M 64M"}
 if [ "${TEST:-bw}" = latency ]; then pt_test=tag_lat pt_n=10000; else pt_test=tag_bw pt_n=2000; fi
 read -ra variants <<<"${VARIANTS:-default slots1 every none}"
-args_of() { case $1 in slots1) echo --slots 1 ;; every) echo --check every ;; none) echo --check none ;;
+args_of() { case $1 in slots[0-9]*) echo --slots "${1#slots}" ;; every) echo --check every ;; none) echo --check none ;;
   win[0-9]*) echo --window "${1#win}" ;; esac; }
 env_of() { case $1 in cap[0-9]*) echo GDR_UCX_CUDA_MAX_SENDS="${1#cap}" ;; memh[01]) echo GDR_UCX_PASS_MEMH="${1#memh}" ;;
   prepost[01]) echo GDR_UCX_LATENCY_PREPOST="${1#prepost}" ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
