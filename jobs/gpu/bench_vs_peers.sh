@@ -22,6 +22,7 @@
 #
 # env: WORK (raw outputs; default a new /tmp dir), GDRBENCH, UCX_PERFTEST, PERFTEST_PORT (13471),
 #      BUDGET_S (command time the gpu half may use, default 450), MAXBYTES (gpu: 268435456),
+#      HOST_CPUS (the two CPUs both tools' host-row processes run on, default 0,1; none = unbound),
 #      DRY_RUN=1 (print, run nothing), NGPU (dry run: GPUs to assume). GDRBENCH and UCX_PERFTEST
 #      set in gpu mode skip the build (a warm machine, or a rehearsal on host).
 # usage: jobs/gpu/bench_vs_peers.sh [cpu|gpu|all]        (default cpu)
@@ -64,8 +65,9 @@ gdr() {
            CUDA_MPS_LOG_DIRECTORY NCCL_NVLS_ENABLE; do
     [ -n "${!v:-}" ] && x+=(-x "$v")
   done
+  [ "${PIN_CPUS:-none}" != none ] && x+=(-x PIN_CPUS)
   step "$secs" "$dir/$name.txt" mpirun -q --oversubscribe --bind-to none -np 2 "${x[@]}" \
-    "$bin" run "$@" --output "$dir/$name.h5" --json "$dir/$name.jsonl"
+    "$root/jobs/gpu/pin_ranks.sh" "$bin" run "$@" --output "$dir/$name.h5" --json "$dir/$name.jsonl"
   local rc=$?
   stamp "gdrbench $name: exit $rc ($(cat "$dir/$name.jsonl" 2>/dev/null | grep -c .) rows)"
 }
@@ -87,14 +89,14 @@ ucxpt() {  # ... [PREFIX]: host_ names the log ucxpt_host_..., counts from gdr_h
   n=$(( ${n:-0} > 100 ? ${n:-0} : 100 )); w=$(( n / 4 > 10 ? n / 4 : 10 ))
   local log=$dir/ucxpt_${pre}${test}_${size}.txt
   if [ -n "$dry" ]; then
-    echo "+ $perftest -p $port &;  timeout 60 $perftest 127.0.0.1 -p $port -t $test -s $size -m $mem -n $n -w $w > ${log#$work/}; kill server"
+    echo "+ ${PIN_CPUS:+PIN_CPUS=$PIN_CPUS }$perftest -p $port &;  timeout 60 $perftest 127.0.0.1 -p $port -t $test -s $size -m $mem -n $n -w $w > ${log#$work/}; kill server"
     return 0
   fi
   while listening "$port"; do port=$((port + 1)); done
-  timeout 90 "$perftest" -p "$port" >"$log.server" 2>&1 &
+  PIN_RANK=0 timeout 90 "$root/jobs/gpu/pin_ranks.sh" "$perftest" -p "$port" >"$log.server" 2>&1 &
   spid=$!
   for _ in $(seq 100); do listening "$port" && break; kill -0 "$spid" 2>/dev/null || break; sleep 0.1; done
-  step 60 "$log" "$perftest" 127.0.0.1 -p "$port" -t "$test" -s "$size" -m "$mem" -n "$n" -w "$w"
+  PIN_RANK=1 step 60 "$log" "$root/jobs/gpu/pin_ranks.sh" "$perftest" 127.0.0.1 -p "$port" -t "$test" -s "$size" -m "$mem" -n "$n" -w "$w"
   local rc=$?
   kill "$spid" 2>/dev/null; wait "$spid" 2>/dev/null
   [ $rc = 0 ] || stamp "ucx_perftest $test $size B: exit $rc ($(grep -m1 -i error "$log"))"
@@ -142,13 +144,13 @@ gdr_p2p_round() {  # DIR: gdrbench's rows of one round
         --mca pml ucx "$pingpong" 8 10000 device $shape
     done
   fi
-  gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
+  PIN_CPUS=$host_cpus gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
 }
 ucxpt_round() {  # DIR COUNTS_DIR: ucx_perftest's rows of one round
   local s
   for s in $gsizes; do ucxpt "$1" tag_bw "$s" cuda "$2"; ucxpt "$1" tag_lat "$s" cuda "$2"; done
   ucxpt "$1" tag_lat 8 cuda "$2"
-  ucxpt "$1" tag_bw 67108864 host "$2" host_
+  PIN_CPUS=$host_cpus ucxpt "$1" tag_bw 67108864 host "$2" host_
 }
 
 # NAME: one full comparison into $work/NAME: each tool twice, in ABBA order (r1: gdrbench then
@@ -186,6 +188,10 @@ gpu_build() {  # device_build.sh says which CUDA UCX (with bin/ucx_perftest) it 
 
 gpu_sizes() {
   ngpu=${NGPU:-$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')}
+  # Host rows: both tools' two processes on the same two CPUs (jobs/gpu/pin_ranks.sh). Unbound,
+  # each tool's 64 MiB host bw swung 4.2-8.6 GB/s with where its processes landed, and a gate
+  # read 0.91 from that alone (results/archive/20261204_h200_ucx113-host-probe.txt).
+  host_cpus=${HOST_CPUS:-0,1}
   gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} nrounds=${ROUNDS:-3} gtests=${GDR_TESTS:-latency,bw,bibw}
   gsizes=$(sweep 1048576 "$gmax" "$gstep")
   # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
