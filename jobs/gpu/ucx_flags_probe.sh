@@ -8,7 +8,7 @@
 # (medians; the ratio is then ours over theirs). Under MPS: run it inside
 # jobs/with_mps.sh.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M", slotsN = --slots N,
-#          TEST=bw, VARIANTS also memh0|1 = GDR_UCX_PASS_MEMH, prepost0|1 = GDR_UCX_LATENCY_PREPOST,
+#          TEST=bw, PTV1=0 leaves out ucx_perftest with protocols v1, VARIANTS also memh0|1 = GDR_UCX_PASS_MEMH, prepost0|1 = GDR_UCX_LATENCY_PREPOST,
 #          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -51,7 +51,7 @@ gdr_round() {  # latency: one run per size (the sizes need not be a geometric se
     else (export $(env_of $v); gdr "r$1_$v" -b "$lo" -e "$hi" -f 4 $(args_of $v)); fi
   done
 }
-pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; UCX_PROTO_ENABLE=n ptest "r$1_ptv1_$s" "$s"; done; }
+pt_round() { for s in $sizes; do ptest "r$1_pt_$s" "$s"; [ "${PTV1:-1}" = 1 ] && UCX_PROTO_ENABLE=n ptest "r$1_ptv1_$s" "$s"; done; }
 for r in $(seq 1 "${ROUNDS:-2}"); do
   if (( r % 2 )); then gdr_round $r; pt_round $r; else pt_round $r; gdr_round $r; fi
   stamp "round $r"
@@ -82,7 +82,7 @@ for s in sizes:
     pt = [perftest(f"{out}/r{r}_pt_{s}.txt") for r in range(1, rounds + 1)]
     row = f"{s:>4} {'tag_lat' if lat else 'tag_bw'} {pt}"
     ptm = statistics.median([x for x in pt if x]) if any(pt) else None
-    for v in ["ptv1"] + variants:
+    for v in ["ptv1"] * (os.environ.get("PTV1", "1") == "1") + variants:
         xs = []
         for r in range(1, rounds + 1):
             try: xs.append(perftest(f"{out}/r{r}_pt_{s}.txt".replace("_pt_", "_ptv1_")) if v == "ptv1"
