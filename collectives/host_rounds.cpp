@@ -75,7 +75,7 @@ std::vector<Flow> host_round_flows(const HostMap& m, int round) {
 
 std::string describe_rounds(int hosts) {
   std::string s;
-  for (int r = 0; r < rounds(hosts); ++r) {
+  for (int r = 0; r < rounds_run(hosts); ++r) {
     if (r) s += "; ";
     bool first = true;
     for (auto [a, b] : host_pairs(hosts, r)) s += fmt::format("{}{}-{}", std::exchange(first, false) ? "" : " ", a, b);

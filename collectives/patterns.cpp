@@ -24,6 +24,16 @@ std::vector<Flow> tournament_round(int n, int r) {
 int rounds(int n) { return n % 2 ? n : n - 1; }
 
 namespace {
+int& round_limit() {
+  static int limit = 0;
+  return limit;
+}
+}  // namespace
+
+void set_round_limit(int limit) { round_limit() = limit; }
+int rounds_run(int n) { return round_limit() > 0 ? std::min(rounds(n), round_limit()) : rounds(n); }
+
+namespace {
 
 std::vector<Flow> both_ways(const std::vector<Flow>& f) {
   std::vector<Flow> out;
@@ -43,12 +53,12 @@ std::vector<Flow> directed(int d, int step, std::vector<Flow> (*round)(int, int)
   for (auto [a, b] : round(n, step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
   return out;
 }
-int rounds_steps(int d, int n) { return d == 2 ? rounds(n) : 2 * rounds(n); }
+int rounds_steps(int d, int n) { return d == 2 ? rounds_run(n) : 2 * rounds_run(n); }
 std::vector<Flow> rounds_flows(int d, int n, int step) { return directed(d, step, tournament_round, n); }
 int host_rounds_steps(int d, int n) {
   const HostMap& m = run_host_map();
   if (static_cast<int>(m.host.size()) != n || !host_rounds_problem(m).empty()) return 0;
-  return d == 2 ? rounds(m.hosts()) : 2 * rounds(m.hosts());
+  return d == 2 ? rounds_run(m.hosts()) : 2 * rounds_run(m.hosts());
 }
 std::vector<Flow> host_rounds_flows(int d, int n, int step) {
   if (host_rounds_steps(d, n) == 0) return {};

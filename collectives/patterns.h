@@ -51,6 +51,11 @@ struct PatternRegistrar {
 // matching (a < b in every pair); every pair meets exactly once.
 int rounds(int n);
 std::vector<Flow> tournament_round(int n, int r);
+// --max-rounds: rounds and host-rounds run only the first `limit` rounds of
+// their tournament (0: all); set once before planning. rounds_run(n): the
+// rounds a tournament over n players runs under that limit.
+void set_round_limit(int limit);
+int rounds_run(int n);
 
 // The pattern names --pattern takes besides `pair`.
 const std::vector<std::string>& names();

@@ -105,11 +105,16 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "every rank against its rail partner, H-1 rounds), incast (all to one root, "
                  "rotating), fanout (one root to all, rotating), neighbor (all to rank+1 at once)")
       ->capture_default_str();
+  sub.add_option("--max-rounds", a.max_rounds,
+                 "rounds, host-rounds: run only the first N rounds of the tournament (each rank or host against "
+                 "N others): a sample that finds slow hosts, NICs and GPUs in fewer steps, not every slow link; "
+                 "all: every pair")
+      ->capture_default_str();
   sub.add_option("--window", a.window, "messages in flight per bw/bibw iteration (64 as OSU)")
       ->capture_default_str();
   sub.add_option("--slots", a.slots,
                  "p2p: distinct buffers the messages of a window (a batch of round trips) land in "
-                 "and are checked in; auto: up to 64 within 16 MiB; 1: one buffer, as OSU")
+                 "and are checked in; auto: up to 64 within 4 MiB; 1: one buffer, as OSU")
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
@@ -147,13 +152,13 @@ std::vector<std::string> default_transports() {
   return v;
 }
 
-// "auto" is handled by the caller; anything else must be a whole number >= lo.
-int whole_number(const std::string& text, const char* option, int lo) {
+// The word (auto, all) is handled by the caller; anything else must be a whole number >= lo.
+int whole_number(const std::string& text, const char* option, int lo, const char* word = "auto") {
   int v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > 100'000'000)
-    throw UsageError(fmt::format("{} '{}' must be 'auto' or a whole number from {} to 100000000", option,
-                                 text, lo));
+    throw UsageError(fmt::format("{} '{}' must be '{}' or a whole number from {} to 100000000", option,
+                                 text, word, lo));
   return v;
 }
 
@@ -223,6 +228,11 @@ RunOptions validate(const RunArgs& a) {
     std::vector<std::string> known{"pair"};
     for (auto& p : patterns::names()) known.push_back(p);
     o.patterns = checked_names(a.pattern, "--pattern", known);
+  }
+  if (a.max_rounds != "all") {
+    o.max_rounds = whole_number(a.max_rounds, "--max-rounds", 1, "all");
+    if (std::none_of(o.patterns.begin(), o.patterns.end(), [](auto& p) { return p == "rounds" || p == "host-rounds"; }))
+      throw UsageError("--max-rounds applies to --pattern rounds or host-rounds");
   }
   if (a.window < 1 || a.window > 1'000'000)
     throw UsageError(fmt::format("--window {} must be a whole number from 1 to 1000000", a.window));

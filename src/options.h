@@ -38,6 +38,7 @@ struct RunArgs {
   double timeout = 60;
   std::string pairs;
   std::string pattern = "pair";
+  std::string max_rounds = "all";
   int window = 64;
   std::string slots = "auto";
   std::string chunk = "auto";
@@ -65,6 +66,7 @@ struct RunOptions {
   // p2p traffic patterns in sweep order: "pair" (one pair at a time, --pairs)
   // or a concurrent one (collectives/patterns.h).
   std::vector<std::string> patterns{"pair"};
+  int max_rounds = 0;  // --max-rounds: the first N rounds of rounds / host-rounds; 0: all
   int window = 64;  // messages per bw/bibw iteration, as OSU
   int slots = 0;    // p2p: distinct message buffers per side; 0: auto (see collectives/p2p.cpp)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)

@@ -28,7 +28,7 @@ std::string joined(const std::vector<int>& v) {
 // The host-rounds facts and the line printed at start.
 void host_rounds_record(int ranks, RunPlan& plan) {
   const patterns::HostMap& m = run_host_map();
-  const int r = patterns::rounds(m.hosts());
+  const int r = patterns::rounds_run(m.hosts()), all = patterns::rounds(m.hosts());
   plan.facts.emplace_back("schedule.host_rounds.hosts", fmt::format("{}", fmt::join(m.names, ",")));
   plan.facts.emplace_back("schedule.host_rounds.rank_host", joined(m.host));
   plan.facts.emplace_back("schedule.host_rounds.rank_rail", joined(m.rail));
@@ -39,6 +39,11 @@ void host_rounds_record(int ranks, RunPlan& plan) {
       "host-rounds: {} hosts x {} ranks, {} rounds of host pairs (x2 steps for one-way tests), each rank against "
       "the rank of the same local index on the other host; O(hosts) steps where rounds takes {}",
       m.hosts(), ranks / std::max(1, m.hosts()), r, 2 * patterns::rounds(ranks)));
+  if (r < all)
+    plan.notes.push_back(fmt::format(
+        "--max-rounds {}: {} of the {} rounds, {} of {} host pairs, each host against up to {} others: a sample for "
+        "slow hosts, NICs and GPUs; a slow link is seen only if its two hosts meet",
+        r, r, all, r * (m.hosts() / 2), m.hosts() * (m.hosts() - 1) / 2, r));
 }
 
 }  // namespace
@@ -95,6 +100,7 @@ std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt) {
   std::vector<std::string> names;
   for (int r = 0; r < boot.size(); ++r) names.push_back(boot.host_of(r));
   patterns::set_run_host_map(patterns::host_map(names));
+  patterns::set_round_limit(opt.max_rounds);
   return uses(opt, "host-rounds") ? patterns::host_rounds_problem(run_host_map()) : "";
 }
 
@@ -125,6 +131,7 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
         b.budget_s, b.cases, retests, b.per_case_s, opt.case_time, kCaseOverheadS, b.start_s, std::ceil(b.min_budget_s)));
   }
   plan.facts.emplace_back("schedule.patterns", fmt::format("{}", fmt::join(opt.patterns, ",")));
+  if (opt.max_rounds > 0) plan.facts.emplace_back("schedule.max_rounds", fmt::format("{}", opt.max_rounds));
   if (uses(opt, "host-rounds")) host_rounds_record(ranks, plan);
   return "";
 }

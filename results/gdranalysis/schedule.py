@@ -40,11 +40,17 @@ def rounds(n):
     return n if n % 2 else n - 1
 
 
-def steps(pattern, n_ranks, hosts=1, directions=1):
+def rounds_run(n, max_rounds=0):
+    """Rounds a tournament over n players runs under --max-rounds (0: all; patterns.cpp rounds_run)."""
+    return min(rounds(n), max_rounds) if max_rounds > 0 else rounds(n)
+
+
+def steps(pattern, n_ranks, hosts=1, directions=1, max_rounds=0):
     """Steps of `rounds` (over ranks) or `host-rounds` (over hosts) for one size: each round
-    once per direction for one-way tests, once for bibw (directions=2)."""
+    once per direction for one-way tests, once for bibw (directions=2); --max-rounds caps
+    the rounds."""
     n = hosts if pattern == "host-rounds" else n_ranks
-    return 0 if n < 2 else rounds(n) * (1 if directions == 2 else 2)
+    return 0 if n < 2 else rounds_run(n, max_rounds) * (1 if directions == 2 else 2)
 
 
 def start_s(hosts):
@@ -81,7 +87,8 @@ class Recorded:
     rank_host: list = dataclasses.field(default_factory=list)   # rank -> host index
     rank_rail: list = dataclasses.field(default_factory=list)   # rank -> rail
     rails: str = ""
-    rounds: list = dataclasses.field(default_factory=list)      # round -> [(a, b)] host indices
+    rounds: list = dataclasses.field(default_factory=list)      # round -> [(a, b)] host indices (those run)
+    max_rounds: int = 0                                          # --max-rounds (0: all)
     budget: dict = dataclasses.field(default_factory=dict)      # budget.* facts
     retest: dict = dataclasses.field(default_factory=dict)      # retest.* facts (src/retest.cpp)
 
@@ -89,7 +96,8 @@ class Recorded:
         s = f"schedule: {','.join(self.patterns)}"
         if self.hosts:
             per = len(self.rank_host) // max(1, len(self.hosts))
-            s += (f"; host-rounds over {len(self.hosts)} hosts x {per} ranks, {len(self.rounds)} rounds "
+            part = f" of {rounds(len(self.hosts))} (--max-rounds)" if len(self.rounds) < rounds(len(self.hosts)) else ""
+            s += (f"; host-rounds over {len(self.hosts)} hosts x {per} ranks, {len(self.rounds)} rounds{part} "
                   f"({'; '.join(' '.join(f'{a}-{b}' for a, b in r) for r in self.rounds)}), rails by {self.rails}")
         if self.budget:
             b = self.budget
@@ -112,7 +120,8 @@ def recorded(run):
         return None
     rec = Recorded(patterns=str(f["schedule.patterns"]).split(","),
                    budget={k: str(v) for k, v in f.items() if k.startswith("budget.")},
-                   retest={k: str(v) for k, v in f.items() if k.startswith("retest.")})
+                   retest={k: str(v) for k, v in f.items() if k.startswith("retest.")},
+                   max_rounds=int(f.get("schedule.max_rounds", 0)))
     if "schedule.host_rounds.hosts" in f:
         rec.hosts = str(f["schedule.host_rounds.hosts"]).split(",")
         rec.rank_host = _ints(f["schedule.host_rounds.rank_host"])
@@ -144,8 +153,9 @@ def host_rounds_problems(run, rec):
     from .schema import directions
     out = []
     H = len(rec.hosts)
-    if rec.rounds != [host_pairs(H, r) for r in range(rounds(H))]:
-        out.append("the stored host rounds are not the circle method's")
+    if rec.rounds != [host_pairs(H, r) for r in range(rounds_run(H, rec.max_rounds))]:
+        out.append("the stored host rounds are not the circle method's"
+                   + (f" first {rec.max_rounds} (--max-rounds)" if rec.max_rounds else ""))
     names = [rec.hosts[h] for h in rec.rank_host]
     if names != list(run.hosts[:len(names)]):
         out.append("the stored rank -> host map is not the ranks' hostnames")

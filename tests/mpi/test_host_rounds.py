@@ -4,8 +4,9 @@ cluster's way of naming hosts). The file stores the schedule (host pairs per rou
 rank -> host, rails) and the budget decision; both match results/gdranalysis/schedule.py
 (the model validate and the simulators use); every case's flows are cross-host and
 rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
-its links. Bad input (uneven hosts, one host, a budget below the minimum, a
-malformed duration): one line, exit 2."""
+its links. `--max-rounds 2` runs the first 2 of the 3 rounds, stores them, and suspects
+finds the file consistent. Bad input (uneven hosts, one host, a budget below the
+minimum, a malformed duration, --max-rounds without a rounds pattern): one line, exit 2."""
 import concurrent.futures
 import json
 import os
@@ -40,7 +41,7 @@ def refused(p, words):
     check(len(lines) >= 1 and all(w in lines[0] for w in words), f"want {words} in one line: {p.stderr[-600:]}")
 
 
-def check_file(h5, nsizes):
+def check_file(h5, nsizes, max_rounds=0):
     with h5py.File(h5, "r") as f:
         facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
         every = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
@@ -51,9 +52,12 @@ def check_file(h5, nsizes):
     check(facts["schedule.host_rounds.hosts"] == "fh0,fh1,fh2", facts["schedule.host_rounds.hosts"])
     check(facts["schedule.host_rounds.rank_host"] == "0,0,1,1,2,2", facts["schedule.host_rounds.rank_host"])
     check(facts["schedule.host_rounds.rank_rail"] == "0,1,0,1,0,1", facts["schedule.host_rounds.rank_rail"])
-    want = "; ".join(" ".join(f"{a}-{b}" for a, b in schedule.host_pairs(H, r)) for r in range(schedule.rounds(H)))
+    run_rounds = schedule.rounds_run(H, max_rounds)
+    want = "; ".join(" ".join(f"{a}-{b}" for a, b in schedule.host_pairs(H, r)) for r in range(run_rounds))
     check(facts["schedule.host_rounds.host_pairs"] == want, f"{facts['schedule.host_rounds.host_pairs']} != {want}")
-    steps = schedule.steps("host-rounds", H * ppn, hosts=H)
+    check(facts["schedule.host_rounds.rounds"] == str(run_rounds), facts["schedule.host_rounds.rounds"])
+    check(facts.get("schedule.max_rounds", "0") == str(max_rounds), facts.get("schedule.max_rounds"))
+    steps = schedule.steps("host-rounds", H * ppn, hosts=H, max_rounds=max_rounds)
     check(len(cases) == steps * nsizes, f"{len(cases)} cases, the model says {steps} steps x {nsizes} sizes")
     check(steps < schedule.steps("rounds", H * ppn), "host-rounds is not shorter than rounds")
     for c in cases:
@@ -62,6 +66,8 @@ def check_file(h5, nsizes):
         check({tuple(sorted(p)) for p in pairs} == set(schedule.host_pairs(H, r)), f"step {c['step']}: {pairs}")
         check(all(int(s) % ppn == int(d) % ppn for s, d in c["flows"]), f"step {c['step']} not rail-aligned")
         check(len(c["flows"]) == ppn * len(schedule.host_pairs(H, r)), f"step {c['step']}: {len(c['flows'])} flows")
+    if max_rounds:
+        return len(cases)
     # The budget decision is the Python model's (validate, simulators), to the millisecond.
     # With the retests' share: rounds x steps set aside (schedule.budget_cases).
     n = schedule.budget_cases(len(cases), retest=True)
@@ -101,13 +107,26 @@ def run():
     check(rep["schedule_problems"] == [], rep["schedule_problems"])
     check(rep["judged"] > 0, "suspects judged nothing")
     print(f"{n} cases in {wall:.1f} s of a {BUDGET} s budget; suspects: {rep['schedule']}")
+    # A sample of the tournament: the first 2 of 3 rounds, stored as such, consistent for suspects.
+    h5s = os.path.join(d, "hr2.h5")
+    p, _ = launch(6, ARGS + ["-n", "3", "--max-rounds", "2", "--output", h5s])
+    check(p.returncode == 0, f"--max-rounds 2: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    check("--max-rounds 2: 2 of the 3 rounds, 2 of 3 host pairs" in p.stdout, f"no sample note:\n{p.stdout[:2000]}")
+    n2 = check_file(h5s, nsizes=2, max_rounds=2)
+    check(n2 == 2 * 2 * 2, f"{n2} cases, want 2 rounds x 2 directions x 2 sizes")
+    s = subprocess.run([GDRBENCH, "suspects", h5s, "--json"], capture_output=True, text=True, timeout=120)
+    rep = json.loads(s.stdout)
+    check("2 rounds of 3 (--max-rounds)" in rep["schedule"] and rep["schedule_problems"] == [],
+          f"{rep['schedule']}: {rep['schedule_problems']}")
     # Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s).
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
                (ex.submit(launch, 2, ARGS, fake=False), ["needs ranks on 2 or more hosts"]),
                (ex.submit(launch, 2, ARGS + ["--budget", "3s"], per=1),
                 ["--budget 3 s is below the minimum", "4 cases on 2 hosts"]),
-               (ex.submit(launch, 1, ARGS + ["--budget", "2x"], fake=False), ["--budget '2x'", "90s, 2m or 1h"])]
+               (ex.submit(launch, 1, ARGS + ["--budget", "2x"], fake=False), ["--budget '2x'", "90s, 2m or 1h"]),
+               (ex.submit(launch, 1, ["run", "--max-rounds", "2"], fake=False),
+                ["--max-rounds applies to --pattern rounds or host-rounds"])]
         for fut, words in bad:
             refused(fut.result()[0], words)
 

@@ -94,6 +94,23 @@ TEST(HostRounds, RegisteredPatternPlansOnTheRunsHostMap) {
   set_run_host_map({});
 }
 
+// --max-rounds: the first N rounds of either tournament, the same rounds as without it.
+TEST(HostRounds, RoundLimitRunsTheFirstRoundsOnly) {
+  set_run_host_map(host_map(hostnames(4, 2)));
+  const std::vector<Flow> first = flows("host-rounds", 1, 8, 0), second = flows("host-rounds", 1, 8, 2);
+  set_round_limit(2);
+  EXPECT_EQ(steps("host-rounds", 1, 8), 4);  // 2 of 3 rounds, each way
+  EXPECT_EQ(steps("host-rounds", 2, 8), 2);
+  EXPECT_EQ(steps("rounds", 1, 8), 4);       // 2 of 7 over the ranks
+  EXPECT_EQ(flows("host-rounds", 1, 8, 0), first);
+  EXPECT_EQ(flows("host-rounds", 1, 8, 2), second);
+  EXPECT_EQ(describe_rounds(4), "0-3 1-2; 1-3 0-2");
+  set_round_limit(9);  // more than there are: all
+  EXPECT_EQ(steps("host-rounds", 1, 8), 6);
+  set_round_limit(0);
+  set_run_host_map({});
+}
+
 }  // namespace
 }  // namespace gdr::patterns
 
