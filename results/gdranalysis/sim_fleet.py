@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import json
 import time
+import warnings
 
 import numpy as np
 
@@ -42,9 +43,20 @@ from .suspects import _median_se
 HOSTLINK_SE = 1.7725   # suspects._host_blocks: a block of one link, sqrt(2) x 1.2533
 
 
-def host_rounds_s(H, nsizes, case_time):
+def host_rounds_s(H, nsizes, case_time, max_rounds=0):
     """Schedule seconds of bw over `--pattern host-rounds` on H hosts (any GPUs per host)."""
-    return schedule.schedule_s(schedule.steps("host-rounds", 0, hosts=H) * nsizes, case_time)
+    return schedule.schedule_s(schedule.steps("host-rounds", 0, hosts=H, max_rounds=max_rounds) * nsizes, case_time)
+
+
+def scheduled(H, max_rounds):
+    """[H, H] True where `host-rounds --max-rounds` tests the host pair (both ways); None: all pairs."""
+    if not max_rounds or max_rounds >= schedule.rounds(H):
+        return None
+    m = np.zeros((H, H), bool)
+    for r in range(max_rounds):
+        for a, b in schedule.host_pairs(H, r):
+            m[a, b] = m[b, a] = True
+    return m
 
 
 def min_outliers(m, p0, alpha):
@@ -68,23 +80,35 @@ def iteration_floor(model, rng, k, links=201):
     return float(np.nanmedian(se))
 
 
-def judge_matrix(T, floors, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
-    """T: [S, H, H] log link medians (NaN on the diagonal). Returns the set of named host indices."""
+def _row_medians(v, off, sched):
+    """Each sender's (row's) median link; NaN for a host with no link tested."""
+    if sched is None:
+        H = v.shape[0]
+        return np.median(v[off].reshape(H, H - 1), axis=1)
+    with warnings.catch_warnings():  # a host resting in every round run: an all-NaN row
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return np.nanmedian(v, axis=1)
+
+
+def judge_matrix(T, floors, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, sched=None):
+    """T: [S, H, H] log link medians (NaN on the diagonal). sched: [H, H] pairs tested (None: all;
+    `--max-rounds`). Returns the set of named host indices."""
     S, H, _ = T.shape
     lr = np.log1p(min_slowdown_pct / 100.0)
     link_out = np.zeros((H, H), np.int16)
     hl_out = np.zeros((H, H), np.int16)
     rank_out = np.zeros(H, np.int16)
     off = ~np.eye(H, dtype=bool)
+    tested = off if sched is None else (sched & off)
     for k in range(S):
-        v = T[k]
-        med, mad = _robust(v[off])
+        v = T[k] if sched is None else np.where(tested, T[k], np.nan)
+        med, mad = _robust(v[tested])
         d = v - med
         with np.errstate(invalid="ignore"):
             link_out += (d > lr) & (d / max(mad, floors[k], 1e-12) > z)
             hl_out += (d > lr) & (d / max(mad, floors[k], HOSTLINK_SE * mad, 1e-12) > z)
-        for eff in (np.median(v[off].reshape(H, H - 1), axis=1), np.median(v.T[off].reshape(H, H - 1), axis=1)):
-            m2, mad2 = _robust(eff)
+        for eff in (_row_medians(v, off, sched), _row_medians(v.T, off, sched)):
+            m2, mad2 = _robust(eff[~np.isnan(eff)])
             e = eff - m2
             rank_out += (e > lr) & (e / max(mad2, floors[k], 1e-12) > z)
     kl, kr = min_outliers(S, p0, alpha), min_outliers(2 * S, p0, alpha)
@@ -93,8 +117,9 @@ def judge_matrix(T, floors, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
     np.fill_diagonal(hls, False)
     named = set(np.flatnonzero(rank_out >= kr).tolist())
     if H >= 3:
-        named |= set(np.flatnonzero((hls | ~off).all(axis=1)).tolist())
-        named |= set(np.flatnonzero((hls | ~off).all(axis=0)).tolist())
+        has = tested.any(axis=1)
+        named |= set(np.flatnonzero((hls | ~tested).all(axis=1) & has).tolist())
+        named |= set(np.flatnonzero((hls | ~tested).all(axis=0) & has).tolist())
     out = set(named)
     for s, d in zip(*np.nonzero(links | hls)):
         if s not in named and d not in named:
@@ -131,14 +156,19 @@ def fault_mult(cls, pct, H, rng):
     return m, {h}
 
 
-def fleet_trial(model, H, G, cls, pct, rng, floors, judge_args):
-    """One simulated run: G planes, the fault in plane 0 (a plane is any rail). Returns (found, wrong)."""
+def fleet_trial(model, H, G, cls, pct, rng, floors, judge_args, bad=1, sched=None):
+    """One simulated run: G planes, `bad` faults of the class in plane 0 (a plane is any rail),
+    on distinct targets. Returns (found: every target named, wrong: healthy hosts named)."""
     named, target = set(), set()
     for g in range(G):
         mult = None
         if g == 0 and cls not in ("healthy", "down"):
-            mult, target = fault_mult(cls, pct, H, rng)
-        named |= judge_matrix(draw_plane(model, H, rng, mult), floors, **judge_args)
+            mult = np.ones((H, H))
+            while len(target) < bad * (2 if cls == "link" else 1):
+                m, t = fault_mult(cls, pct, H, rng)
+                if not t & target:
+                    mult, target = mult * m, target | t
+        named |= judge_matrix(draw_plane(model, H, rng, mult), floors, sched=sched, **judge_args)
     if cls == "healthy":
         return None, len(named)
     return target <= named, len(named - target)
@@ -186,19 +216,23 @@ def cmd_fleet(a):
                          "ci": wilson(same, a.check)})
             print(f"# judge_matrix vs suspects+validate_verdict on the same {H}-host files: "
                   f"{same}/{a.check} name the same hosts ({named} of them name some host)")
+    if a.bad_hosts < 1 or a.max_rounds < 0:
+        raise InputError("--bad-hosts must be >= 1 and --max-rounds >= 0")
     for H in parse_hosts(a.hosts):
+        sched = scheduled(H, a.max_rounds)
         for cls, pct in cells:
             t0 = time.monotonic()
-            res = [fleet_trial(model, H, a.gpus, cls, pct, rng, floors, ja) for _ in range(a.trials)]
+            res = [fleet_trial(model, H, a.gpus, cls, pct, rng, floors, ja, a.bad_hosts, sched) for _ in range(a.trials)]
             found = [f for f, _ in res if f is not None]
             wrong = sum(w for _, w in res)
-            tgt = 0 if cls == "healthy" else (2 if cls == "link" else 1)
+            tgt = 0 if cls == "healthy" else (2 if cls == "link" else 1) * a.bad_hosts
             per = a.trials * (H - tgt)
             row = {"hosts": H, "gpus": a.gpus, "class": cls, "severity": pct or None, "trials": a.trials,
                    "found": sum(found) if found else None,
                    "recall_ci": wilson(sum(found), len(found)) if found else None,
                    "wrong_hosts": wrong, "hosts_judged": per, "host_fp_ci": wilson(wrong, per),
-                   "schedule_s_host_rounds": host_rounds_s(H, len(model.bytes), a.case_time),
+                   "schedule_s_host_rounds": host_rounds_s(H, len(model.bytes), a.case_time, a.max_rounds),
+                   "max_rounds": schedule.rounds_run(H, a.max_rounds), "bad": a.bad_hosts,
                    "schedule_s_rank_rounds": wall_time_s(H, a.gpus, len(model.bytes), a.case_time),
                    "case_time_s": a.case_time, "alpha": a.alpha, "min_slowdown": a.min_slowdown,
                    "sim_s": round(time.monotonic() - t0, 1),
@@ -255,5 +289,9 @@ def add_parser(ss, common):
                    help="seconds of timed iterations per case for the schedule time (default 0.1)")
     f.add_argument("--check", type=int, default=0, metavar="N",
                    help="first compare judge_matrix with the file path on N files of 6 and of 12 hosts")
+    f.add_argument("--max-rounds", type=int, default=0, metavar="N",
+                   help="host-rounds' first N rounds only (run --max-rounds): a sample; 0, the default: all")
+    f.add_argument("--bad-hosts", type=int, default=1, metavar="N",
+                   help="faults per trial, on distinct hosts (links: distinct host pairs); default 1")
     f.add_argument("--out", help="append the rows (JSON lines) here")
     f.set_defaults(func=cmd_fleet)

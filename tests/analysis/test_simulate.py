@@ -105,6 +105,36 @@ class SimulateTest(unittest.TestCase):
         self.assertEqual(same, 4)
         self.assertGreaterEqual(named, 2)  # the link trials: the judges agree on a named fault too
 
+    def test_fleet_sample_of_rounds_finds_bad_hosts(self):
+        """--max-rounds: the first rounds only; two NICs slowed both ways are named, a healthy
+        fleet is not, and the schedule counts 2N steps a size. 6 of 15 rounds: with 4, a host
+        that meets both slow hosts has half of its links slow and is named too (32 of 40 trials)."""
+        from gdranalysis import schedule, sim_fleet
+        from gdranalysis.sim_noise import fit
+        m = fit(self.healthy)
+        sched = sim_fleet.scheduled(16, 6)
+        self.assertEqual(int(sched.sum()), 2 * 6 * 8)  # 6 rounds of 8 host pairs, both ways
+        self.assertIsNone(sim_fleet.scheduled(16, 15))  # every round: all pairs
+        rng = np.random.default_rng(11)
+        floors = [sim_fleet.iteration_floor(m, rng, k) for k in range(len(m.bytes))]
+        ja = {"z": 5.0, "min_slowdown_pct": 7.0, "p0": 0.01, "alpha": 1e-3}
+        for _ in range(3):
+            found, wrong = sim_fleet.fleet_trial(m, 16, 1, "nic-both", 25.0, rng, floors, ja, bad=2, sched=sched)
+            self.assertTrue(found)
+            self.assertEqual(wrong, 0)
+            self.assertEqual(sim_fleet.fleet_trial(m, 16, 1, "healthy", 0.0, rng, floors, ja, sched=sched), (None, 0))
+        # The full matrix judged through the mask equals the unmasked judge.
+        T = sim_fleet.draw_plane(m, 8, rng)
+        full = np.ones((8, 8), bool)
+        self.assertEqual(sim_fleet.judge_matrix(T, floors, **ja), sim_fleet.judge_matrix(T, floors, sched=full, **ja))
+        r = self.run_sim("fleet", "--noise-from", *self.healthy, "--hosts", "16", "--gpus", "1", "--cells",
+                         "nic-both:25", "--trials", "2", "--max-rounds", "6", "--bad-hosts", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        row = json.loads(r.stdout.strip().splitlines()[-1])
+        self.assertEqual((row["found"], row["wrong_hosts"], row["max_rounds"], row["bad"]), (2, 0, 6, 2), row)
+        self.assertAlmostEqual(row["schedule_s_host_rounds"],
+                               2 * 6 * len(m.bytes) * (0.1 + schedule.CASE_OVERHEAD_S), places=6)
+
     def test_docs_name_archived_files_that_exist(self):
         import glob
         import re
