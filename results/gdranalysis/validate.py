@@ -171,9 +171,9 @@ def probe(rec, lau, hosts, deadline):
     return failed
 
 
-def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds"):
+def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0):
     """Case count and time for bw over `pattern` on nhosts x ppn ranks within what is left of the budget."""
-    cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes)  # + the retests' share
+    cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes)
     left = budget_s - spent_s - ANALYSIS_S
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
@@ -186,6 +186,7 @@ def bench(rec, lau, a, hosts, deadline, h5):
             str(a.window), "--pattern", a.pattern, "-w", str(a.warmup),
             "--budget", f"{max(1.0, deadline - time.monotonic()):.1f}s",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
+    argv += ["--max-rounds", str(a.max_rounds)] if a.max_rounds else []
     return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, f"bench {len(hosts)} hosts",
                    give_up=re.compile(r"did not answer|timed out after"))
 
@@ -212,15 +213,15 @@ def died_in(err, hosts):
     return named
 
 
-def min_budget(nhosts, ppn, nsizes, doctor_s=5.0, pattern="rounds"):
+def min_budget(nhosts, ppn, nsizes, doctor_s=5.0, pattern="rounds", max_rounds=0):
     """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
     return doctor_s + ANALYSIS_S + schedule.min_budget_s(
-        schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts) * nsizes), nhosts)
+        schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes), nhosts)
 
 
-def default_budget(nhosts, ppn, nsizes, pattern="rounds"):
+def default_budget(nhosts, ppn, nsizes, pattern="rounds", max_rounds=0):
     """Without --budget: about four times the minimum, so that every case gets ~1 s."""
-    return round(4 * min_budget(nhosts, ppn, nsizes, pattern=pattern))
+    return round(4 * min_budget(nhosts, ppn, nsizes, pattern=pattern, max_rounds=max_rounds))
 
 
 def _judge(a, h5, ran_on, notes):
@@ -260,8 +261,11 @@ def validate(a) -> int:
         raise InputError(f"{len(hosts)} host: validate compares hosts (or, on one host, 3 or more ranks: "
                          "--ranks-per-host) with each other")
     nsizes = _sizes(a)
-    need = min_budget(len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern)
-    budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern)
+    if a.max_rounds < 0:
+        raise InputError(f"--max-rounds {a.max_rounds}: want 1 or more (0, the default: every round)")
+    need = min_budget(len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=a.max_rounds)
+    budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern,
+                                                                  a.max_rounds)
     if budget < need:
         raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
                          f"{nsizes} sizes: it needs at least {need:.0f} s")
@@ -292,7 +296,8 @@ def validate(a) -> int:
         if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
             break
-        cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0, a.pattern)
+        cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0, a.pattern,
+                                   a.max_rounds)
         if case_time < schedule.MIN_CASE_TIME_S:
             notes.append(f"run {attempt}: not enough budget left for {len(alive)} hosts ({case_time:.2f} s a case)")
             break
@@ -389,6 +394,9 @@ def add_parser(sub, pct, exit_codes_doc):
     v.add_argument("--pattern", default="rounds", choices=("rounds", "host-rounds"),
                    help="rounds: every rank pair (O(ranks) steps, default); host-rounds: every host pair, "
                    "each rank with its rail partner (O(hosts) steps)")
+    v.add_argument("--max-rounds", type=int, default=0, metavar="N",
+                   help="the pattern's first N rounds only (run --max-rounds): each host against N others, a "
+                   "sample that finds slow hosts and NICs in 2N steps a size, not every slow link; default: all")
     v.add_argument("--ranks-per-host", type=int, default=1, help="ranks on each host (default 1; one per GPU)")
     v.add_argument("--min-bytes", default="1M", help="smallest message (default 1M)")
     v.add_argument("--max-bytes", default="8M", help="largest message, sizes double (default 8M: 4 sizes)")

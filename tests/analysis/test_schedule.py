@@ -52,6 +52,11 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(schedule.budget_cases(18, retest=True), 18 + 4 * 3)  # 4 rounds x 3 steps
         self.assertAlmostEqual(ct, schedule.case_time_s(60 - 5 - validate.ANALYSIS_S, 18, 4))
         self.assertLess(validate.min_budget(4, 2, 3, pattern="host-rounds"), validate.min_budget(4, 2, 3))
+        # --max-rounds: the first N rounds, 2N steps a size; more than there are is all of them.
+        self.assertEqual(schedule.steps("host-rounds", 8 * 1024, 1024, max_rounds=64), 128)
+        self.assertEqual(schedule.steps("rounds", 8, 1, max_rounds=100), schedule.steps("rounds", 8, 1))
+        self.assertEqual(validate.plan(16, 1, 3, 120, 5, pattern="host-rounds", max_rounds=5)[0], 2 * 5 * 3)
+        self.assertEqual(sim_fleet.host_rounds_s(1024, 3, 0.1, 64), 128 * 3 * (0.1 + schedule.CASE_OVERHEAD_S))
 
     def test_recorded_schedule_checked_against_cases_and_nics(self):
         hosts = ["a", "a", "b", "b", "c", "c"]
