@@ -225,13 +225,15 @@ class Hdf5Sink final : public ResultSink {
   }
   // Facts only grow (a transport connecting adds its own): write the new
   // ones, so that closing an interrupted run costs a few small writes.
-  // /links/<test>_<transport>_<mem>_<path>_<pattern>: bytes [S], time_us
-  // and algbw_gbps [S, ranks, ranks] (sender, receiver); results/README.md.
+  // /link_cells/<test>_<transport>_<mem>_<path>_<pattern>: bytes [S] and one cell
+  // per link measured: size (index into bytes), src, dst, time_us, algbw_gbps [N];
+  // results/README.md. (Older files: /links, dense [S, ranks, ranks] matrices; a new
+  // group, so that readers of those never misread this one.)
   void write_links() {
     std::vector<LinkTable> tables = links_.tables();
     if (tables.empty()) return;
-    if (H5Lexists(file_, "links", H5P_DEFAULT) > 0) H5Ldelete(file_, "links", H5P_DEFAULT);
-    H5Id links{H5Gcreate2(file_, "links", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
+    if (H5Lexists(file_, "link_cells", H5P_DEFAULT) > 0) H5Ldelete(file_, "link_cells", H5P_DEFAULT);
+    H5Id links{H5Gcreate2(file_, "link_cells", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     for (const LinkTable& t : tables) {
       H5Id g{H5Gcreate2(links, t.name().c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
       for (auto [k, v] : {std::pair{"test", &t.test}, {"transport", &t.transport}, {"mem", &t.mem},
@@ -241,17 +243,18 @@ class Hdf5Sink final : public ResultSink {
       attr_num(g, "directions", t.directions);
       attr_num(g, "ranks", t.ranks);
       std::vector<std::int64_t> b(t.bytes.begin(), t.bytes.end());
-      hsize_t n1 = b.size();
-      H5Id s1{H5Screate_simple(1, &n1, nullptr), H5Sclose};
-      H5Id db{H5Dcreate2(g, "bytes", H5T_STD_I64LE, s1, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
-      check(H5Dwrite(db, H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, b.data()), "H5Dwrite");
-      hsize_t dims[3] = {n1, static_cast<hsize_t>(t.ranks), static_cast<hsize_t>(t.ranks)};
-      H5Id s3{H5Screate_simple(3, dims, nullptr), H5Sclose};
-      for (auto [k, v] : {std::pair{"time_us", &t.time_us}, {"algbw_gbps", &t.algbw_gbps}}) {
-        H5Id d{H5Dcreate2(g, k, H5T_IEEE_F64LE, s3, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
-        check(H5Dwrite(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v->data()), "H5Dwrite");
-      }
+      write_1d(g, "bytes", H5T_STD_I64LE, H5T_NATIVE_INT64, b.size(), b.data());
+      for (auto [k, v] : {std::pair{"size", &t.size}, {"src", &t.src}, {"dst", &t.dst}})
+        write_1d(g, k, H5T_STD_I32LE, H5T_NATIVE_INT, v->size(), v->data());
+      for (auto [k, v] : {std::pair{"time_us", &t.time_us}, {"algbw_gbps", &t.algbw_gbps}})
+        write_1d(g, k, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v->size(), v->data());
     }
+  }
+  void write_1d(hid_t g, const char* name, hid_t file_type, hid_t mem_type, std::size_t n, const void* data) {
+    hsize_t dims = n;
+    H5Id s{H5Screate_simple(1, &dims, nullptr), H5Sclose};
+    H5Id d{H5Dcreate2(g, name, file_type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+    if (n) check(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
   }
   void add_facts(const RunMetadata& m) {
     for (; facts_written_ < m.facts.size(); ++facts_written_) {

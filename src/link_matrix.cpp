@@ -38,16 +38,22 @@ std::vector<LinkTable> LinkMatrices::tables() const {
     t.ranks = ranks_.at(k);
     t.test_kind = test_kind_name(traits_.at(k).kind);
     t.directions = traits_.at(k).directions;
-    const std::size_t nn = static_cast<std::size_t>(t.ranks) * t.ranks;
-    t.time_us.assign(by_size.size() * nn, std::numeric_limits<double>::quiet_NaN());
-    t.algbw_gbps = t.time_us;
-    std::size_t i = 0;
+    int i = 0;
     for (auto& [bytes, cells] : by_size) {
       t.bytes.push_back(bytes);
-      for (auto& c : cells) {  // a link measured twice (two --pairs entries) keeps the last
-        const std::size_t at = i * nn + static_cast<std::size_t>(c.src) * t.ranks + c.dst;
-        t.time_us[at] = c.time_us;
-        t.algbw_gbps[at] = c.gbps;
+      std::map<std::pair<int, int>, std::size_t> at;  // a link measured twice (two --pairs entries) keeps the last
+      for (auto& c : cells) {
+        auto [it, fresh] = at.try_emplace({c.src, c.dst}, t.src.size());
+        if (fresh) {
+          t.size.push_back(i);
+          t.src.push_back(c.src);
+          t.dst.push_back(c.dst);
+          t.time_us.push_back(c.time_us);
+          t.algbw_gbps.push_back(c.gbps);
+        } else {
+          t.time_us[it->second] = c.time_us;
+          t.algbw_gbps[it->second] = c.gbps;
+        }
       }
       ++i;
     }

@@ -23,21 +23,48 @@ def read_flows(path, name, g, a):
 
 
 def read_links(path, f, nranks):
-    """/links: per group its attributes, bytes [S] and [S, ranks, ranks] matrices."""
+    """The link matrices: per group its attributes, bytes [S] and [S, ranks, ranks] matrices (NaN
+    where not measured), from /link_cells (one cell per link measured) or, in older files, /links
+    (the matrices themselves)."""
     import h5py
     out = {}
-    if "links" not in f or not hasattr(f["links"], "items"):
-        return out
-    for name, g in f["links"].items():
-        if not isinstance(g, h5py.Group) or "bytes" not in g:
-            raise InputError(f"{path}: /links/{name} is not a link matrix group")
-        b = np.asarray(g["bytes"][()], dtype=np.int64).reshape(-1)
-        m = {"attrs": {k: _scalar(v) for k, v in g.attrs.items()}, "bytes": b}
-        for k in ("time_us", "algbw_gbps"):
-            shape = g[k].shape if k in g else None
-            if shape != (len(b), nranks, nranks):
-                raise InputError(f"{path}: /links/{name}/{k} has shape {shape}, expected "
-                                 f"({len(b)}, {nranks}, {nranks})")
-            m[k] = np.asarray(g[k][()], dtype=np.float64)
-        out[str(name)] = m
+    for top in ("links", "link_cells"):
+        if top not in f or not hasattr(f[top], "items"):
+            continue
+        for name, g in f[top].items():
+            if not isinstance(g, h5py.Group) or "bytes" not in g:
+                raise InputError(f"{path}: /{top}/{name} is not a link matrix group")
+            b = np.asarray(g["bytes"][()], dtype=np.int64).reshape(-1)
+            m = {"attrs": {k: _scalar(v) for k, v in g.attrs.items()}, "bytes": b}
+            if top == "link_cells":
+                m.update(_cells_to_matrices(path, name, g, len(b), nranks))
+            else:
+                for k in ("time_us", "algbw_gbps"):
+                    shape = g[k].shape if k in g else None
+                    if shape != (len(b), nranks, nranks):
+                        raise InputError(f"{path}: /links/{name}/{k} has shape {shape}, expected "
+                                         f"({len(b)}, {nranks}, {nranks})")
+                    m[k] = np.asarray(g[k][()], dtype=np.float64)
+            out[str(name)] = m
+    return out
+
+
+def _cells_to_matrices(path, name, g, nsizes, nranks):
+    """One cell per link (size index, src, dst, time_us, algbw_gbps) as [S, ranks, ranks]."""
+    cols = {}
+    for k in ("size", "src", "dst", "time_us", "algbw_gbps"):
+        if k not in g or len(g[k].shape) != 1:
+            raise InputError(f"{path}: /link_cells/{name}/{k}: want a 1-D dataset")
+        cols[k] = np.asarray(g[k][()])
+    n = len(cols["size"])
+    if any(len(v) != n for v in cols.values()):
+        raise InputError(f"{path}: /link_cells/{name}: its cell datasets differ in length")
+    i, s, d = (cols[k].astype(np.int64) for k in ("size", "src", "dst"))
+    if n and (i.min() < 0 or i.max() >= nsizes or min(s.min(), d.min()) < 0 or max(s.max(), d.max()) >= nranks):
+        raise InputError(f"{path}: /link_cells/{name}: a cell names a size or rank out of range")
+    out = {}
+    for k in ("time_us", "algbw_gbps"):
+        m = np.full((nsizes, nranks, nranks), np.nan)
+        m[i, s, d] = cols[k].astype(np.float64)
+        out[k] = m
     return out

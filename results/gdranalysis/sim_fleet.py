@@ -248,20 +248,21 @@ def cmd_fleet(a):
 
 def format_rows(rows):
     """The prediction table (markdown) of `simulate fleet --out` rows."""
-    def ci(c):
-        return f"[{c[0]:.3f}, {c[1]:.3f}]"
-    out = ["| hosts x GPUs | alpha | fault | severity % | trials | recall [95 % CI] | wrong hosts | "
-           "host FP rate [95 % CI] | schedule, host rounds | schedule, rank rounds |", "| --- " * 10 + "|"]
+    def ci(c, d=3):
+        return f"[{c[0]:.{d}f}, {c[1]:.{d}f}]"
+    out = ["| hosts x GPUs | rounds | alpha | fault | severity % | bad | trials | recall [95 % CI] | wrong hosts | "
+           "host FP rate [95 % CI] | schedule, host rounds | schedule, rank rounds |", "| --- " * 12 + "|"]
     for r in rows:
         if "hosts" not in r:
             out.append(f"| check {r['check_hosts']} hosts | | | | {r['trials']} | same hosts named by both judges: "
                        f"{r['same_hosts_named']}/{r['trials']} {ci(r['ci'])} ({r.get('file_named_any', '?')} name some host) "
-                       "| | | | |")
+                       "| | | | | | |")
             continue
         rec = "-" if r["found"] is None else f"{r['found']}/{r['trials']} {ci(r['recall_ci'])}"
-        out.append(f"| {r['hosts']} x {r['gpus']} | {r['alpha']:g} | {r['class']} | {r['severity'] or '-'} | "
-                   f"{r['trials']} | {rec} | {r['wrong_hosts']}/{r['hosts_judged']} | "
-                   f"{r['wrong_hosts'] / r['hosts_judged']:.4f} {ci(r['host_fp_ci'])} | "
+        rounds = r.get("max_rounds", schedule.rounds(r["hosts"]))
+        out.append(f"| {r['hosts']} x {r['gpus']} | {rounds} | {r['alpha']:g} | {r['class']} | {r['severity'] or '-'} | "
+                   f"{r.get('bad', 1)} | {r['trials']} | {rec} | {r['wrong_hosts']}/{r['hosts_judged']} | "
+                   f"{r['wrong_hosts'] / r['hosts_judged']:.4f} {ci(r['host_fp_ci'], 4)} | "
                    f"{r['schedule_s_host_rounds'] / 60:.1f} min | {r['schedule_s_rank_rounds'] / 60:.1f} min |")
     return "\n".join(out)
 

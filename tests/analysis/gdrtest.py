@@ -123,8 +123,9 @@ def quiet_with_slow_rank(src, dst, rank, factor=4.0, hosts=None, seed=3):
             ends = sorted({r for fl in g["flows"][()].tolist() if rank in fl for r in fl})
             t[ends] *= factor
             g["times"][...] = t
-        if "links" in f:
-            del f["links"]
+        for top in ("links", "link_cells"):
+            if top in f:
+                del f[top]
         if hosts is not None:
             del f["ranks/host"]
             f["ranks/host"] = [h.encode() for h in hosts]

@@ -30,7 +30,7 @@ class Suspects(TempDirCase):
             for g in f["cases"].values():
                 t = g["times"][()]
                 g["times"][...] = np.where(np.isfinite(t), 1e-5 * (1 + 0.03 * rng.random(t.shape)), np.nan)
-            del f["links"]
+            del f["link_cells"]
         cls.slow = copy(cls.noise, os.path.join(cls.tmp, "slow.h5"))
         with h5py.File(cls.slow, "r+") as f:
             # Every flow that involves rank SLOW takes 4x as long, as both its ends see it.

@@ -45,7 +45,7 @@ def check_file(h5, nsizes, max_rounds=0):
     with h5py.File(h5, "r") as f:
         facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
         every = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
-        check("links/bw_mpi_host_direct_host-rounds" in f, f"no link matrix: {list(f.get('links', {}))}")
+        check("link_cells/bw_mpi_host_direct_host-rounds" in f, f"no link matrix: {list(f.get('link_cells', {}))}")
     cases = [c for c in every if c["pattern"] != "retest"]  # the retests' steps (src/retest.h) apart
     H, ppn = 3, 2
     check(facts["schedule.patterns"] == "host-rounds", facts.get("schedule.patterns"))

@@ -43,7 +43,7 @@ def main():
             verdict = f.attrs["verdict"]
             verdict = verdict.decode() if isinstance(verdict, bytes) else verdict
             check(verdict.startswith("mpi host direct: best ") and "(burst " in verdict, verdict)
-            g = f["links/burst_mpi_host_direct_pair"]
+            g = f["link_cells/burst_mpi_host_direct_pair"]
             check(g.attrs["test_kind"] in ("bandwidth", b"bandwidth") and g.attrs["directions"] == 1, dict(g.attrs))
         run = schema.load_run(h5)
         for c in run.cases:

@@ -16,6 +16,7 @@ from gdrtest import *  # noqa: F401,F403
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "results"))
 from gdranalysis.links import tables_from_cases  # noqa: E402
 from gdranalysis.schema import load_run  # noqa: E402
+from gdranalysis.schema_patterns import read_links  # noqa: E402
 
 TESTS = ["latency", "bw", "bibw"]
 PATTERNS = ["rounds", "incast", "fanout", "neighbor"]
@@ -67,17 +68,21 @@ def clean(np_, transport):
                 for s in SIZES:
                     check(counts.get((pat, test, s)) == steps(pat, test, np_),
                           f"{pat} {test} {s}: {counts.get((pat, test, s))} cases, want {steps(pat, test, np_)}")
-        links = {n: g for n, g in f["links"].items()}
+        check("links" not in f, "a dense /links group: new files write /link_cells")
+        links = {n: g for n, g in f["link_cells"].items()}
         for test in TESTS:
             for pat in ("pair", "rounds"):
-                g = links[f"{test}_{transport}_host_direct_{pat}"]
+                name = f"{test}_{transport}_host_direct_{pat}"
+                g = links[name]
                 check(list(g["bytes"][()]) == SIZES, f"link sizes {g['bytes'][()]}")
-                m = g["time_us"][()]
+                # One cell per link measured, not ranks x ranks: every ordered pair, each size once.
+                check(len(g["time_us"]) == len(SIZES) * np_ * (np_ - 1), f"{name}: {len(g['time_us'])} cells")
+                m = read_links(h5, f, np_)[name]["time_us"]
                 check(m.shape == (len(SIZES), np_, np_), f"matrix shape {m.shape}")
                 off = ~np.eye(np_, dtype=bool)
                 check(np.all(np.isfinite(m[:, off])) and np.all(m[:, off] > 0), f"{test} {pat}: a link unmeasured\n{m}")
                 check(np.all(np.isnan(m[:, ~off])), "the diagonal must be empty")
-                check(np.all(np.isfinite(g["algbw_gbps"][()][:, off])), "algbw missing")
+                check(np.all(np.isfinite(read_links(h5, f, np_)[name]["algbw_gbps"][:, off])), "algbw missing")
     run_ = load_run(h5)
     py = {t.name: t for t in tables_from_cases(run_)}
     for name, g in run_.links.items():
