@@ -132,6 +132,11 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
   }
   plan.facts.emplace_back("schedule.patterns", fmt::format("{}", fmt::join(opt.patterns, ",")));
   if (opt.max_rounds > 0) plan.facts.emplace_back("schedule.max_rounds", fmt::format("{}", opt.max_rounds));
+  if (uses(opt, "rounds") && patterns::rounds_run(ranks) < patterns::rounds(ranks))
+    plan.notes.push_back(fmt::format("--max-rounds {}: rounds runs {} of its {} rounds over the ranks, each rank against "
+                                     "up to {} others; a slow link is seen only if its two ranks meet",
+                                     opt.max_rounds, patterns::rounds_run(ranks), patterns::rounds(ranks),
+                                     patterns::rounds_run(ranks)));
   if (uses(opt, "host-rounds")) host_rounds_record(ranks, plan);
   return "";
 }
