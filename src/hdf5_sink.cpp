@@ -76,6 +76,14 @@ void dataset_strings(hid_t parent, const char* name, const std::vector<std::stri
   check(H5Dwrite(d, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), "H5Dwrite");
 }
 
+// A 1-D dataset of n values (an empty one for n = 0).
+void dataset_1d(hid_t parent, const char* name, hid_t file_type, hid_t mem_type, std::size_t n, const void* data) {
+  hsize_t dims = n;
+  H5Id s{H5Screate_simple(1, &dims, nullptr), H5Sclose};
+  H5Id d{H5Dcreate2(parent, name, file_type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
+  if (n) check(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
+}
+
 // A concurrent pattern's flows as [k, 2] (sender, receiver).
 void write_flows(hid_t g, const char* name, const Flows& flows) {
   std::vector<int> f;
@@ -116,13 +124,7 @@ class Hdf5Sink final : public ResultSink {
     write_run_attrs(m);
     H5Id ranks{H5Gcreate2(file_, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     dataset_strings(ranks, "host", m.hosts);
-    hsize_t n = m.local_ranks.size();
-    H5Id space{H5Screate_simple(1, &n, nullptr), H5Sclose};
-    H5Id d{H5Dcreate2(ranks, "local_rank", H5T_STD_I32LE, space, H5P_DEFAULT, H5P_DEFAULT,
-                      H5P_DEFAULT),
-           H5Dclose};
-    check(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, m.local_ranks.data()),
-          "H5Dwrite");
+    dataset_1d(ranks, "local_rank", H5T_STD_I32LE, H5T_NATIVE_INT, m.local_ranks.size(), m.local_ranks.data());
     write_rank_devices(m);
     H5Id env{H5Gcreate2(file_, "environment", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose};
     for (auto& [k, v] : m.environment) attr_str(env, k.c_str(), v);
@@ -243,18 +245,12 @@ class Hdf5Sink final : public ResultSink {
       attr_num(g, "directions", t.directions);
       attr_num(g, "ranks", t.ranks);
       std::vector<std::int64_t> b(t.bytes.begin(), t.bytes.end());
-      write_1d(g, "bytes", H5T_STD_I64LE, H5T_NATIVE_INT64, b.size(), b.data());
+      dataset_1d(g, "bytes", H5T_STD_I64LE, H5T_NATIVE_INT64, b.size(), b.data());
       for (auto [k, v] : {std::pair{"size", &t.size}, {"src", &t.src}, {"dst", &t.dst}})
-        write_1d(g, k, H5T_STD_I32LE, H5T_NATIVE_INT, v->size(), v->data());
+        dataset_1d(g, k, H5T_STD_I32LE, H5T_NATIVE_INT, v->size(), v->data());
       for (auto [k, v] : {std::pair{"time_us", &t.time_us}, {"algbw_gbps", &t.algbw_gbps}})
-        write_1d(g, k, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v->size(), v->data());
+        dataset_1d(g, k, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v->size(), v->data());
     }
-  }
-  void write_1d(hid_t g, const char* name, hid_t file_type, hid_t mem_type, std::size_t n, const void* data) {
-    hsize_t dims = n;
-    H5Id s{H5Screate_simple(1, &dims, nullptr), H5Sclose};
-    H5Id d{H5Dcreate2(g, name, file_type, s, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Dclose};
-    if (n) check(H5Dwrite(d, mem_type, H5S_ALL, H5S_ALL, H5P_DEFAULT, data), "H5Dwrite");
   }
   void add_facts(const RunMetadata& m) {
     for (; facts_written_ < m.facts.size(); ++facts_written_) {

@@ -60,16 +60,17 @@ done
 [ "${MPI:-1}" = 1 ] && timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
   -m cuda --path direct -t bw -b "$lo" -e "$hi" -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
   --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1; echo "mpi rc=$?"
-/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" "${TEST:-bw}" <<'PY'
+/usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" "${TEST:-bw}" "$root/jobs/gpu" <<'PY'
 import json, sys, os, statistics
 out, sizes, rounds, variants, test = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5]
+sys.path.insert(0, sys.argv[6])
+import peers_table  # the gate's reading of ucx_perftest's line
 mib = 1 << 20
 lat = test == "latency"
 def b(s): return int(s[:-1]) * {"K": 1 << 10, "M": mib, "G": 1 << 30}[s[-1]] if s[-1] in "KMG" else int(s)
 def perftest(p):
-    for l in open(p, errors="replace"):
-        if l.startswith("Final:"):
-            return float(l.split()[2]) if lat else float(l.split()[6]) * mib / 1e9
+    r = peers_table.perftest(p)
+    return r and r["lat_us" if lat else "gbps"]
 def gdr(p, size):
     for l in open(p):
         r = json.loads(l)
