@@ -78,7 +78,7 @@ def gdr(p, size):
             return r
 key = "time_us_median" if lat else "algbw_gbps"
 print("median one-way us per round; ratio = median / median tag_lat (lower is better)" if lat
-      else "bw GB/s per round; ratio = median / median tag_bw")
+      else "bw GB/s per round; ratio = median / median tag_bw", "[its 90 % interval, peers_table.ratio_interval]")
 for s in sizes:
     pt = [perftest(f"{out}/r{r}_pt_{s}.txt") for r in range(1, rounds + 1)]
     row = f"{s:>4} {'tag_lat' if lat else 'tag_bw'} {pt}"
@@ -90,7 +90,9 @@ for s in sizes:
                            else gdr(f"{out}/r{r}_{v}.jsonl", b(s))[key])
             except Exception: xs.append(None)
         m = statistics.median([x for x in xs if x]) if any(xs) else None
-        row += f" | {v} {[round(x, 2) if x else x for x in xs]} {m / ptm if m and ptm else '-':.3}" if m and ptm else f" | {v} {xs}"
+        iv = peers_table.ratio_interval(xs, pt) if m and ptm else None  # 90 %, the gate's interval
+        row += (f" | {v} {[round(x, 2) if x else x for x in xs]} {m / ptm:.3} [{iv[0]:.3f}, {iv[1]:.3f}]"
+                if iv else f" | {v} {xs}")
     print(row)
 for name in ("r1_default", "mpi"):
     try:
