@@ -18,7 +18,7 @@ trap ucx_wheel EXIT
 mapfile -t wanted < <(cat "$here"/deps/debian-*.txt | sed 's/#.*//' | awk 'NF' | sort -u)
 missing=()
 for p in "${wanted[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  grep -q "install ok installed" <<< "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#wanted[@]} Debian packages present"

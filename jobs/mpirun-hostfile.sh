@@ -66,7 +66,7 @@ run_args=("$@")
 
 # shellcheck disable=SC2206
 extra=(${GDR_MPIRUN_ARGS:-})
-if "$mpirun" --version 2>&1 | grep -qi 'open mpi\|open-mpi\|openrte'; then
+if grep -qi 'open mpi\|open-mpi\|openrte' <<< "$("$mpirun" --version 2>&1)"; then
   # Open MPI: slots per host from the hostfile as we rewrite it, ppr mapping.
   hf=$(mktemp "${TMPDIR:-/tmp}/gdr-hosts.XXXXXX")
   trap 'rm -f "$hf"' EXIT

@@ -135,7 +135,8 @@ if [[ -n ${GDR_COMPARE:-} ]]; then
   read -r -a compare <<< "$GDR_COMPARE"
 else
   # `gdrbench --help` lists the subcommands this build has.
-  if ! "$gdr" --help 2>/dev/null | grep -qE '^[[:space:]]+compare([[:space:]]|$)'; then
+  # Captured first: under pipefail, `--help | grep -q` can fail on SIGPIPE.
+  if ! grep -qE '^[[:space:]]+compare([[:space:]]|$)' <<< "$("$gdr" --help 2>/dev/null)"; then
     echo "nightly: 'gdrbench compare' is not available in $gdr (no such subcommand);" \
          "archived $new but did not compare it with $base." \
          "Update gdrbench, or set GDR_COMPARE to a compare command." >&2

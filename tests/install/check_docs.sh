@@ -56,9 +56,10 @@ expect "gdrbench run -m " host cuda
 expect "gdrbench doctor --j" --json
 expect "gdrbench export --" --openmetrics --output
 expect "gdrbench compare --th" --threshold
-if complete_words gdrbench gen | grep -q generate-docs; then fail "completion offers the hidden generate-docs"; fi
+if grep -q generate-docs <<< "$(complete_words gdrbench gen)"; then fail "completion offers the hidden generate-docs"; fi
 if [ "$prefix" = /usr ]; then  # the .deb: bash-completion finds the script by itself on first use
-  bash --norc --noprofile -c '. /usr/share/bash-completion/bash_completion && _completion_loader gdrbench
-    complete -p gdrbench' 2>&1 | grep -q -- "-F _gdrbench" || fail "bash-completion does not load $comp for gdrbench"
+  loaded=$(bash --norc --noprofile -c '. /usr/share/bash-completion/bash_completion && _completion_loader gdrbench
+    complete -p gdrbench' 2>&1)
+  grep -q -- "-F _gdrbench" <<< "$loaded" || fail "bash-completion does not load $comp for gdrbench"
 fi
 echo "check_docs: ok ($page, $comp)"

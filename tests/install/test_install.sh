@@ -56,7 +56,7 @@ say "environment module"
 init=/usr/share/modules/init/bash
 [ -r "$init" ] || fail "no $init: install environment-modules (jobs/deps/debian-install.txt)"
 got=$(env -i HOME="$HOME" PATH=$clean_path bash -c ". $init && module use '$p/share/modulefiles' && module load gdrbench && command -v gdrbench && echo \"\$GDRBENCH_ROOT\"")
-[ "$(echo "$got" | head -1)" = "$p/bin/gdrbench" ] || fail "module load gdrbench: gdrbench on PATH is '$got', not $p/bin/gdrbench"
+[ "$(sed -n 1p <<< "$got")" = "$p/bin/gdrbench" ] || fail "module load gdrbench: gdrbench on PATH is '$got', not $p/bin/gdrbench"
 [ "$(echo "$got" | tail -1)" = "$p" ] || fail "module load gdrbench: GDRBENCH_ROOT is not $p"
 
 say "Debian package"
@@ -64,7 +64,7 @@ if [ "$(id -u)" -ne 0 ]; then
   echo "test_install: skipped the .deb: dpkg -i needs root (the install prefix and the module passed)"
   exit 77
 fi
-if dpkg-query -W -f='${Status}' gdrbench 2> /dev/null | grep -q "ok installed"; then
+if grep -q "ok installed" <<< "$(dpkg-query -W -f='${Status}' gdrbench 2> /dev/null)"; then
   fail "a gdrbench package is installed already; dpkg -r gdrbench first (this test installs and removes its own)"
 fi
 (cd "$build" && cpack -G DEB -B "$work/deb" > "$work/cpack.log") || { cat "$work/cpack.log"; fail "cpack -G DEB"; }

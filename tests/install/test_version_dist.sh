@@ -17,6 +17,6 @@ got=$(configure 2 -DGDR_GIT_COMMIT=cafe1234 | sed -n 's/^-- gdrbench .*, commit 
 [ "$got" = cafe1234 ] || { echo "FAIL: -DGDR_GIT_COMMIT=cafe1234 gave '$got'"; exit 1; }
 rm "$top/.git-commit"
 out=$(configure 3)
-echo "$out" | grep -q "commit unknown" && echo "$out" | grep -q "no git checkout and no .git-commit" \
+grep -q "commit unknown" <<< "$out" && grep -q "no git checkout and no .git-commit" <<< "$out" \
   || { echo "FAIL: without .git-commit: $out"; exit 1; }
 echo "ok: tarball -> $want, -D wins, no file -> unknown with a warning"

@@ -58,7 +58,7 @@ got=$(outcome pass); echo "  $got"
 for v in busbw_65536 busbw_262144 time_us_65536 time_us_262144; do  # evaluated, with a value
   [[ $got =~ \"$v\":\ [0-9] ]] || fail "performance variable $v not evaluated: $got"
 done
-h5=$(find "$work/pass/output" -name gdrbench.h5 | head -1)
+h5=$(find "$work/pass/output" -name gdrbench.h5 | sed -n 1p)
 [ -n "$h5" ] || fail "the HDF5 file is not kept in ReFrame's output folder"
 /usr/bin/python3 -c 'import h5py,sys; f=h5py.File(sys.argv[1]); assert f.attrs["status"] in ("complete", b"complete")' "$h5" \
   || fail "kept $h5 is not a complete result file"

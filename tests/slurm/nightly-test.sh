@@ -92,7 +92,7 @@ expect_rc 3 $? "a failing run"
 [[ $(count) == 4 ]] && ok "a failing run adds no baseline" || bad "archive has $(count) files after a failing run"
 [[ $(GDR_ARCHIVE=$A GDR_LABEL=ci-smoke GDR_NP=2 "$nightly" --print-baseline) == $(ls "$A"/*_2r_ci-smoke.h5 | sort | tail -n 1) ]] &&
   ok "baseline after a failure is the last good run" || bad "wrong baseline after a failure"
-GDR_LABEL=ci-smoke GDR_NP=3 "$nightly" --print-baseline | grep -q . && bad "3-rank baseline found" || ok "other rank count has no baseline"
+grep -q . <<< "$(GDR_LABEL=ci-smoke GDR_NP=3 "$nightly" --print-baseline)" && bad "3-rank baseline found" || ok "other rank count has no baseline"
 [[ -n $first ]] || bad "no first file"
 
 echo "$passes passed, $fails failed"

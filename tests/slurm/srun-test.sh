@@ -17,12 +17,14 @@ mpi=$1 gdr=$2 D=$3 out_dir=$4
 source "$D/env.sh"
 mkdir -p "$out_dir"
 
-if ! srun --mpi=list 2>&1 | grep -qw "$mpi"; then
+# Capture, then grep: under pipefail, `cmd | grep -q` fails when grep exits at
+# its first match and the writer takes SIGPIPE (slurm.srun_pmi2 failed so in CI).
+if ! grep -qw "$mpi" <<< "$(srun --mpi=list 2>&1)"; then
   echo "srun-test: this Slurm has no mpi/$mpi plugin (srun --mpi=list)"; exit 77
 fi
 if [[ $mpi == pmi2 ]] && command -v ompi_info >/dev/null &&
-   ldd "$gdr" | grep -qE 'libmpi\.so\.4[0-9]'; then
-  if ! ompi_info --parsable 2>/dev/null | grep -qE '^mca:(pmix|ess):(s2|pmi2):'; then
+   grep -qE 'libmpi\.so\.4[0-9]' <<< "$(ldd "$gdr")"; then
+  if ! grep -qE '^mca:(pmix|ess):(s2|pmi2):' <<< "$(ompi_info --parsable 2>/dev/null)"; then
     echo "srun-test: SKIP: this Open MPI ($(ompi_info --parsable | sed -n 's/^ompi:version:full://p')) has no PMI-2 client (no s2 component); srun --mpi=pmi2 cannot wire it up. Use --mpi=pmix."
     exit 77
   fi
@@ -36,7 +38,7 @@ timeout 150 srun --mpi="$mpi" -n 2 -J "$name" -t 3 --kill-on-bad-exit=1 \
   "$gdr" run -t allreduce,latency,bw -e 64K -f 4 -n 5 -w 2 --timeout 30 --output "$h5"
 echo "srun-test: srun finished in $((SECONDS - t0)) s"
 
-jobid=$(squeue -h -t all -n "$name" -o %i | head -n 1)
+jobid=$(squeue -h -t all -n "$name" -o %i | sed -n 1p)
 [[ -n $jobid ]] || { echo "srun-test: no job named $name in squeue -t all" >&2; exit 1; }
 echo "srun-test: job id $jobid"
 /usr/bin/python3 "$here/check_h5.py" "$h5" --ranks 2 --jobid "$jobid" --host "$(hostname -s)" --partition test

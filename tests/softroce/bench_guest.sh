@@ -91,7 +91,7 @@ perftest() {  # tool size file-stem args...
   local try
   for try in 1 2 3; do
     perftest_pair "$@" || return
-    grep -E "^ +$2 +" "$3.client.txt" | grep -qiE "inf|nan" || return 0
+    grep -qiE "inf|nan" <<< "$(grep -E "^ +$2 +" "$3.client.txt")" || return 0
     [[ $try == 3 ]] && return 0
     stamp "$1 -s $2: perftest's cycle-to-time conversion failed (inf/nan); rerun"
     mv "$3.client.txt" "$3.client.try$try.txt"

@@ -11,7 +11,7 @@ out=${2:?usage: mkinitramfs.sh KVER OUT.cpio.gz}
 moddir=/lib/modules/$kver
 busybox=/bin/busybox
 [[ -f $moddir/modules.dep ]] || { echo "mkinitramfs: no $moddir/modules.dep (install linux-image-amd64)" >&2; exit 1; }
-file -L "$busybox" | grep -q 'statically linked' ||
+grep -q 'statically linked' <<< "$(file -L "$busybox")" ||
   { echo "mkinitramfs: $busybox is not static (install busybox-static)" >&2; exit 1; }
 
 # Modules the initramfs loads itself; their dependencies are added in order.
@@ -29,7 +29,7 @@ add_module() {
   order+=("$path")
 }
 for m in "${wanted[@]}"; do
-  path=$(grep -oE "^[^:]*/${m}\.ko(\.[a-z]+)?:" "$moddir/modules.dep" | head -1)
+  path=$(grep -oE "^[^:]*/${m}\.ko(\.[a-z]+)?:" "$moddir/modules.dep" | sed -n 1p)
   [[ -n $path ]] || { echo "mkinitramfs: module $m not in $moddir" >&2; exit 1; }
   add_module "${path%:}"
 done

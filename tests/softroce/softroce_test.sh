@@ -47,7 +47,7 @@ elif [[ $rc -ne 0 ]]; then
 fi
 if [[ -n $within ]]; then
   [[ -f $out/.cut ]] || { echo "softroce_test: nothing was broken (no $out/.cut)"; exit 1; }
-  rcfile=$(ls -t "$out"/.vm*/rc | head -1)
+  rcfile=$(ls -t "$out"/.vm*/rc | sed -n 1p)
   took=$(( $(stat -c %Y "$rcfile") - $(stat -c %Y "$out/.cut") ))
   echo "softroce_test: the run ended $took s after the break (limit $within s)"
   [[ $took -le $within ]] || { echo "softroce_test: too slow to notice the break"; exit 1; }
