@@ -42,6 +42,7 @@ HostMap host_map(const std::vector<std::string>& hostnames, const std::vector<st
     m.host.push_back(static_cast<int>(it - m.names.begin()));
   }
   m.rail = nic_rails(m.host, nics, m.hosts());
+  m.by_nic = !m.rail.empty();
   if (m.rail.empty()) m.rail = local_index(m.host);
   return m;
 }

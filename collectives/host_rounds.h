@@ -21,6 +21,8 @@ struct HostMap {
   std::vector<int> host;          // rank -> host index
   std::vector<int> rail;          // rank -> rail
   std::vector<std::string> names; // host index -> hostname
+  bool by_nic = false;            // rails from the ranks' NICs, not their local index
+  std::string rails_from;         // how, for the file (schedule.host_rounds.rails); set by the run
   int hosts() const { return static_cast<int>(names.size()); }
 };
 

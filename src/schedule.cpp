@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <set>
+#include <span>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -32,13 +35,14 @@ void host_rounds_record(int ranks, RunPlan& plan) {
   plan.facts.emplace_back("schedule.host_rounds.hosts", fmt::format("{}", fmt::join(m.names, ",")));
   plan.facts.emplace_back("schedule.host_rounds.rank_host", joined(m.host));
   plan.facts.emplace_back("schedule.host_rounds.rank_rail", joined(m.rail));
-  plan.facts.emplace_back("schedule.host_rounds.rails", "local index");
+  plan.facts.emplace_back("schedule.host_rounds.rails", m.rails_from.empty() ? "local index" : m.rails_from);
   plan.facts.emplace_back("schedule.host_rounds.rounds", fmt::format("{}", r));
   plan.facts.emplace_back("schedule.host_rounds.host_pairs", patterns::describe_rounds(m.hosts()));
   plan.notes.push_back(fmt::format(
       "host-rounds: {} hosts x {} ranks, {} rounds of host pairs (x2 steps for one-way tests), each rank against "
-      "the rank of the same local index on the other host; O(hosts) steps where rounds takes {}",
-      m.hosts(), ranks / std::max(1, m.hosts()), r, 2 * patterns::rounds(ranks)));
+      "the rank on the same rail of the other host, rails by {}; O(hosts) steps where rounds takes {}",
+      m.hosts(), ranks / std::max(1, m.hosts()), r, m.rails_from.empty() ? "local index" : m.rails_from,
+      2 * patterns::rounds(ranks)));
   if (r < all)
     plan.notes.push_back(fmt::format(
         "--max-rounds {}: {} of the {} rounds, {} of {} host pairs, each host against up to {} others: a sample for "
@@ -96,10 +100,32 @@ std::vector<std::pair<std::string, std::string>> BudgetPacer::facts(double elaps
 
 double budget_reserve_s() { return kStartSPerHost * std::max(1, run_host_map().hosts()) + kStartSlackS; }
 
-std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt) {
-  std::vector<std::string> names;
+std::string bound_nic(std::string* where) {
+  for (const char* var : {"UCX_NET_DEVICES", "GDR_VERBS_HCA"}) {
+    const char* v = std::getenv(var);
+    if (!v || !*v) continue;
+    std::string dev(v);
+    if (dev.find(',') != std::string::npos || dev == "all") return "";  // several: no one rail
+    if (where) *where = var;
+    return dev.substr(0, dev.find(':'));
+  }
+  return "";
+}
+
+std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt) {
+  std::vector<std::string> names, nics;
   for (int r = 0; r < boot.size(); ++r) names.push_back(boot.host_of(r));
-  patterns::set_run_host_map(patterns::host_map(names));
+  std::string where;
+  const std::string mine = bound_nic(&where);
+  for (auto& blob : boot.allgather(std::as_bytes(std::span(mine.data(), mine.size()))))
+    nics.emplace_back(reinterpret_cast<const char*>(blob.data()), blob.size());
+  patterns::HostMap m = patterns::host_map(names, nics);
+  m.rails_from = m.by_nic ? fmt::format("NIC ({}: {})", where.empty() ? "bound" : where,
+                                         fmt::join(std::set<std::string>(nics.begin(), nics.end()), ","))
+                 : std::count(nics.begin(), nics.end(), "") == static_cast<std::ptrdiff_t>(nics.size())
+                     ? "local index (no rank is bound to one NIC: UCX_NET_DEVICES, GDR_VERBS_HCA)"
+                     : "local index (the ranks' bound NICs are not one a rank and the same set on every host)";
+  patterns::set_run_host_map(std::move(m));
   patterns::set_round_limit(opt.max_rounds);
   return uses(opt, "host-rounds") ? patterns::host_rounds_problem(run_host_map()) : "";
 }

@@ -65,9 +65,17 @@ class BudgetPacer {
 // hosts under load 16 (the run went 1-2 s past a 44 s budget).
 double budget_reserve_s();
 
-// Collective-free (every rank has the gathered hostnames): sets the host
-// map the host-rounds pattern plans on. "" or the one line why it cannot run.
-std::string set_up_host_map(const Bootstrap& boot, const RunOptions& opt);
+// Collective (each rank's bound NIC is gathered): sets the host map the
+// host-rounds pattern plans on, its rails by NIC where every rank names one
+// (bound_nic) and every host has the same NICs, else by local index. "" or
+// the one line why host-rounds cannot run.
+std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt);
+
+// This rank's NIC as its launch binds it: UCX_NET_DEVICES naming one device
+// ("mlx5_0:1", what a rail-aligned launch sets per rank for UCX and Open MPI's
+// pml ucx), else GDR_VERBS_HCA (verbs' --hca); the port is dropped. "" when
+// neither names exactly one device. `where` says which variable it came from.
+std::string bound_nic(std::string* where = nullptr);
 
 // After planning: with --budget, sets opt.case_time and plans again, or
 // returns the one line why the budget is too small. Adds the schedule's and

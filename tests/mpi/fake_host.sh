@@ -4,5 +4,11 @@
 # emulated cluster's hosts are (jobs/cluster: a UTS namespace holds each
 # host's name), so the bootstrap gathers several hostnames on one machine.
 # Needs root (unshare --uts).
+# GDR_FAKE_NICS=n0,n1,...: rank r is bound to NIC n<r> (UCX_NET_DEVICES), as a
+# rail-aligned launch binds each rank to its GPU's NIC.
 r=${OMPI_COMM_WORLD_RANK:?not under Open MPI}
+if [ -n "${GDR_FAKE_NICS:-}" ]; then
+  UCX_NET_DEVICES=$(echo "$GDR_FAKE_NICS" | cut -d, -f$((r + 1))):1
+  export UCX_NET_DEVICES
+fi
 exec unshare --uts sh -c "hostname fh$((r / ${GDR_FAKE_PER:-2})) && exec \"\$@\"" sh "$@"

@@ -5,7 +5,7 @@ rank -> host, rails) and the budget decision; both match results/gdranalysis/sch
 (the model validate and the simulators use); every case's flows are cross-host and
 rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
 its links. `--max-rounds 2` runs the first 2 of the 3 rounds, stores them, and suspects
-finds the file consistent. Bad input (uneven hosts, one host, a budget below the
+finds the file consistent. Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index. Bad input (uneven hosts, one host, a budget below the
 minimum, a malformed duration, --max-rounds without a rounds pattern): one line, exit 2."""
 import concurrent.futures
 import json
@@ -27,8 +27,8 @@ ARGS = ["run", "-t", "bw", "-T", "mpi", "-m", "host", "-b", "4K", "-e", "16K", "
         "--pattern", "host-rounds", "--timeout", "60"]
 
 
-def launch(np_, args, per=2, fake=True):
-    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_FAKE_PER={per}"]
+def launch(np_, args, per=2, fake=True, nics=""):
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_FAKE_PER={per}", "-x", f"GDR_FAKE_NICS={nics}"]
     cmd += [os.path.join(HERE, "fake_host.sh")] if fake else []
     t0 = time.monotonic()
     p = subprocess.run(cmd + [GDRBENCH] + args, capture_output=True, text=True, timeout=120, env=env())
@@ -41,7 +41,7 @@ def refused(p, words):
     check(len(lines) >= 1 and all(w in lines[0] for w in words), f"want {words} in one line: {p.stderr[-600:]}")
 
 
-def check_file(h5, nsizes, max_rounds=0):
+def check_file(h5, nsizes, max_rounds=0, rails="0,1,0,1,0,1"):
     with h5py.File(h5, "r") as f:
         facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
         every = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
@@ -51,7 +51,8 @@ def check_file(h5, nsizes, max_rounds=0):
     check(facts["schedule.patterns"] == "host-rounds", facts.get("schedule.patterns"))
     check(facts["schedule.host_rounds.hosts"] == "fh0,fh1,fh2", facts["schedule.host_rounds.hosts"])
     check(facts["schedule.host_rounds.rank_host"] == "0,0,1,1,2,2", facts["schedule.host_rounds.rank_host"])
-    check(facts["schedule.host_rounds.rank_rail"] == "0,1,0,1,0,1", facts["schedule.host_rounds.rank_rail"])
+    check(facts["schedule.host_rounds.rank_rail"] == rails, facts["schedule.host_rounds.rank_rail"])
+    rail = [int(x) for x in rails.split(",")]
     run_rounds = schedule.rounds_run(H, max_rounds)
     want = "; ".join(" ".join(f"{a}-{b}" for a, b in schedule.host_pairs(H, r)) for r in range(run_rounds))
     check(facts["schedule.host_rounds.host_pairs"] == want, f"{facts['schedule.host_rounds.host_pairs']} != {want}")
@@ -64,9 +65,9 @@ def check_file(h5, nsizes, max_rounds=0):
         r = int(c["step"]) // 2
         pairs = {(int(s) // ppn, int(d) // ppn) for s, d in c["flows"]}
         check({tuple(sorted(p)) for p in pairs} == set(schedule.host_pairs(H, r)), f"step {c['step']}: {pairs}")
-        check(all(int(s) % ppn == int(d) % ppn for s, d in c["flows"]), f"step {c['step']} not rail-aligned")
+        check(all(rail[int(s)] == rail[int(d)] for s, d in c["flows"]), f"step {c['step']} not rail-aligned")
         check(len(c["flows"]) == ppn * len(schedule.host_pairs(H, r)), f"step {c['step']}: {len(c['flows'])} flows")
-    if max_rounds:
+    if max_rounds or "budget.cases" not in facts:
         return len(cases)
     # The budget decision is the Python model's (validate, simulators), to the millisecond.
     # With the retests' share: rounds x steps set aside (schedule.budget_cases).
@@ -118,6 +119,17 @@ def run():
     rep = json.loads(s.stdout)
     check("2 rounds of 3 (--max-rounds)" in rep["schedule"] and rep["schedule_problems"] == [],
           f"{rep['schedule']}: {rep['schedule_problems']}")
+    # Rails from the NIC each rank is bound to (UCX_NET_DEVICES), host fh1 listing its two
+    # NICs the other way round: rank 0 (fh0, nicA) meets rank 3 (fh1, nicA), not rank 2.
+    h5n = os.path.join(d, "hr-nic.h5")
+    p, _ = launch(6, ARGS + ["-n", "3", "-e", "4K", "--output", h5n], nics="nicA,nicB,nicB,nicA,nicA,nicB")
+    check(p.returncode == 0, f"NIC rails: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    check("rails by NIC (UCX_NET_DEVICES: nicA,nicB)" in p.stdout, f"no NIC rails in the plan:\n{p.stdout[:2000]}")
+    check_file(h5n, nsizes=1, max_rounds=0, rails="0,1,1,0,0,1")
+    check(str(h5py.File(h5n, "r")["facts"].attrs["schedule.host_rounds.rails"]).startswith("NIC (UCX_NET_DEVICES"),
+          "rails fact")
+    s = subprocess.run([GDRBENCH, "suspects", h5n, "--json"], capture_output=True, text=True, timeout=120)
+    check(json.loads(s.stdout)["schedule_problems"] == [], f"suspects on NIC rails: {s.stdout[-800:]}")
     # Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s).
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),

@@ -67,9 +67,13 @@ TEST(HostRounds, NicsSetTheRailsWhenEveryHostHasTheSameOnes) {
   // Host b's ranks list their NICs in another order: rail = NIC, not local index.
   const HostMap m = host_map({"a", "a", "b", "b"}, {"mlx5_0", "mlx5_1", "mlx5_1", "mlx5_0"});
   EXPECT_EQ(host_round_flows(m, 0), (std::vector<Flow>{{0, 3}, {1, 2}}));
+  EXPECT_TRUE(m.by_nic);
   // A NIC unknown on one rank: local index.
   const HostMap l = host_map({"a", "a", "b", "b"}, {"mlx5_0", "", "mlx5_1", "mlx5_0"});
   EXPECT_EQ(host_round_flows(l, 0), (std::vector<Flow>{{0, 2}, {1, 3}}));
+  EXPECT_FALSE(l.by_nic);
+  // Every rank of a host bound to the same NIC: no one rail a rank, local index.
+  EXPECT_FALSE(host_map({"a", "a", "b", "b"}, {"mlx5_0", "mlx5_0", "mlx5_0", "mlx5_0"}).by_nic);
 }
 
 TEST(HostRounds, OneHostOrUnevenHostsRefusedInOneLine) {
