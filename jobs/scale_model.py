@@ -2,7 +2,8 @@
 pattern and NP, then per quantity a least-squares fit of log(value) against
 log(NP) (the exponent says O(1), O(n), O(n^2)) and the value it predicts
 at 4096 ranks. Values are maxima over ranks (the slowest rank is what a
-user waits for), except the HDF5 write, which only rank 0 does."""
+user waits for), except the HDF5 write and the case parts (scale.case_s.*),
+which are rank 0's."""
 import collections
 import os
 import re
@@ -14,8 +15,9 @@ import numpy as np
 KEYS = [("bootstrap_s", "scale.bootstrap_s"), ("first_case_s", "scale.first_case_start_s"),
         ("connect_mpi_s", "scale.connect_s.mpi.host.direct"), ("connect_ucx_s", "scale.connect_s.ucx.host.direct"),
         ("peers_ucx", "scale.peers_max.ucx.host.direct"), ("rss_MiB", "scale.vmhwm_kib_max"),
-        ("h5_case_ms", "scale.hdf5_case_write_s_mean")]
-SCALE = {"rss_MiB": 1 / 1024, "h5_case_ms": 1e3}
+        ("h5_case_ms", "scale.hdf5_case_write_s_mean"), ("case_beside_ms", "scale.case_s.beside_timed_median"),
+        ("case_gather_ms", "scale.case_s.gather_median")]
+SCALE = {"rss_MiB": 1 / 1024, "h5_case_ms": 1e3, "case_beside_ms": 1e3, "case_gather_ms": 1e3}
 
 rows = collections.defaultdict(dict)
 for path in sys.argv[1:]:

@@ -13,6 +13,7 @@
 #include "collectives/patterns.h"
 #include "schedule.h"
 #include "collectives/timed_loop.h"
+#include "case_cost.h"
 #include "case_fields.h"
 #include "core/errors.h"
 #include "memory/memory_cache.h"
@@ -313,6 +314,7 @@ class Sweep {
         if (opt_.budget_s > 0)  // --budget: this case's share of what is left (src/schedule.h)
           params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart),
                                          cases.size() - i + retest_reserve_cases(opt_));
+        const double case_start = now_seconds();
         CaseRecord rec = run_case(lane, params);
         totals.cases++;
         totals.wrong += rec.wrong;
@@ -324,6 +326,7 @@ class Sweep {
           // after the step, outside its timed loop
           for (const LiveFinding& f : live_.add(rec, meta_.hosts)) report_live(f, sinks_);
           retest_.add(rec, i);
+          note_case_cost(rec, case_start);
         }
         progress.step(i + 1);
       }
@@ -337,6 +340,8 @@ class Sweep {
     if (opt_.budget_s > 0)
       for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
+    if (boot_.rank() == 0)
+      for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
     if (boot_.rank() == 0) {
       meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
       if (std::string s = live_.summary(); !s.empty())
@@ -468,7 +473,9 @@ class Sweep {
                              : c.pattern.empty() ? ""
                                                  : fmt::format(", pattern {} step {}", c.pattern, c.step)));
     TestEnv env{boot_, lane.transport, memory(c.mem), opt_.settings};
+    const double t0 = now_seconds();
     CaseOutcome out = lane.test->run(env, c);
+    const double t1 = now_seconds();
     // Under --iters auto the loops agreed on the count; the allreduce makes
     // sure, so that no rank's gather is out of step.
     CaseParams ran = c;
@@ -478,6 +485,8 @@ class Sweep {
     out.times.push_back(static_cast<double>(out.wrong));
     out.times.push_back(static_cast<double>(out.checked));
     std::vector<double> all = boot_.gather_to_root(out.times);
+    last_test_s_ = t1 - t0;
+    last_gather_s_ = now_seconds() - t1;
     CaseRecord rec;
     rec.params = ran;
     rec.ranks = boot_.size();
@@ -498,6 +507,20 @@ class Sweep {
     return rec;
   }
 
+  // Rank 0: where this case's wall time went (scale.case_s.*, src/case_cost.h).
+  void note_case_cost(const CaseRecord& rec, double case_start) {
+    double timed = 0;  // the longest timed loop of any rank (NaN where a rank sat out)
+    const std::size_t iters = static_cast<std::size_t>(std::max(0, rec.params.iters));
+    for (std::size_t r = 0; iters > 0 && (r + 1) * iters <= rec.times.size(); ++r) {
+      double sum = 0;
+      for (std::size_t k = r * iters; k < (r + 1) * iters; ++k)
+        if (rec.times[k] == rec.times[k]) sum += rec.times[k];
+      timed = std::max(timed, sum);
+    }
+    const double total = now_seconds() - case_start;
+    case_cost_.add(last_test_s_, timed, last_gather_s_, total - last_test_s_ - last_gather_s_, total);
+  }
+
   Bootstrap& boot_;
   const RunOptions& opt_;
   const RunPlan& plan_;
@@ -508,6 +531,8 @@ class Sweep {
   std::map<LaneKey, Lane> lanes_;
   std::map<std::tuple<std::string, MemKind, Path>, std::unique_ptr<Transport>> transports_;
   CopyCeilings copies_;
+  CaseCost case_cost_;  // rank 0's
+  double last_test_s_ = 0, last_gather_s_ = 0;  // run_case's parts of the last case
   Verdict verdict_;
   LiveVerdicts live_;  // rank 0's (src/live_verdicts.h)
   Retest retest_{opt_, boot_.size()};  // rank 0's plan of the second phase (src/retest.h)

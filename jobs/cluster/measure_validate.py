@@ -146,7 +146,20 @@ def trial(a, hosts, cls, sev, target, seq):
     return {"exit": p.returncode, "found": found, "p0": doc.get("p0"), "judged": sus.get("judged"),
             "outliers": sus.get("outliers"), "wrong_hosts": wrong, "whole_host_wrong": whw,
             "status": status, "findings": doc["findings"], "elapsed_s": doc["elapsed_s"], "budget_s": doc["budget_s"],
-            "took_s": round(took, 1), "notes": doc["notes"], "fault_log": log}
+            "took_s": round(took, 1), "notes": doc["notes"], "fault_log": log,
+            "retest": [[v["what"], v["state"]] for v in (sus.get("retest") or {}).get("verdicts", [])],
+            "costs": run_costs(doc.get("judged_file"))}
+
+
+def run_costs(h5):
+    """The judged file's budget.* and scale.case_s.* facts (where a case's time went)."""
+    if not h5 or not os.path.exists(h5):
+        return {}
+    import h5py
+    with h5py.File(h5, "r") as f:
+        attrs = f["facts"].attrs
+        return {k: str(attrs[k].decode() if isinstance(attrs[k], bytes) else attrs[k]) for k in attrs
+                if k.startswith(("budget.", "scale.case_s."))}
 
 
 def run_cells(a, nhosts, cells, rng, deadline, outf):
@@ -179,6 +192,9 @@ def run_cells(a, nhosts, cells, rng, deadline, outf):
 
 def summarize(path):
     rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    if len({r.get("rate_mbit") for r in rows}) > 1:   # several link rates: each its own cell
+        for r in rows:
+            r["transport"] = f"{r['transport']} @ {r.get('rate_mbit')} Mbit/s"
     cells = {}
     for r in rows:
         cells.setdefault((r["hosts"], r["transport"], r["class"], r["severity"]), []).append(r)
@@ -228,10 +244,76 @@ def summarize(path):
     for (n, tr), (w, j) in sorted(pooled.items()):
         lo, hi = wilson(w, j)
         out.append(f"| {n} | {tr} | {j} | {w} | {w / max(1, j):.4f} [{lo:.4f}, {hi:.4f}] |")
+    out += cost_table(rows) + retest_table(rows)
     txt = path[:-len(".jsonl")] + ".txt" if path.endswith(".jsonl") else path + ".txt"
     with open(txt, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
     print("\n".join(out))
+
+
+COST_PARTS = ("total", "timed", "beside_timed", "test", "gather", "record")
+
+
+def cost_table(rows):
+    """Where a case's wall time went (scale.case_s.*_median of each judged run), per host count and
+    link rate: the median over trials, seconds."""
+    cells = {}
+    for r in rows:
+        c = r.get("costs") or {}
+        if "scale.case_s.total_median" in c:
+            cells.setdefault((r["hosts"], r.get("rate_mbit"), r["transport"]), []).append(c)
+    if not cells:
+        return []
+    out = ["", "Where a case's time went (rank 0, the median over each run's cases, then over the trials; seconds; "
+           "src/case_cost.h):", "",
+           "| hosts | Mbit/s | transport | runs | cases a run | " + " | ".join(COST_PARTS) + " | budget.overhead_s |",
+           "| --- " * (6 + len(COST_PARTS)) + "|"]
+    from statistics import median as med
+    for (n, rate, tr), cs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        parts = [f"{med([float(c[f'scale.case_s.{p}_median']) for c in cs]):.4f}" for p in COST_PARTS]
+        over = [float(c["budget.overhead_s"]) for c in cs if "budget.overhead_s" in c]
+        ncases = int(med([int(c.get("budget.cases", 0)) for c in cs]))
+        out.append(f"| {n} | {rate} | {tr} | {len(cs)} | {ncases} | " + " | ".join(parts) +
+                   (f" | {med(over):.3f} |" if over else " | - |"))
+    out += fleet_schedule_table(cells, med)
+    return out
+
+
+def fleet_schedule_table(cells, med, hosts=1024, timed_s=0.1):
+    """The schedule at `hosts` hosts (host-rounds, all rails of a host pair at once) if a case
+    cost timed_s of timed work plus what each cell measured beside it."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+    from gdranalysis import schedule
+    steps = lambda mr: schedule.steps("host-rounds", 0, hosts=hosts, max_rounds=mr)  # noqa: E731
+    out = ["", f"The schedule at {hosts:,} hosts (--pattern host-rounds) if every case cost {timed_s:g} s of timed "
+           "work plus what the cell measured beside it (beside_timed), minutes:", "",
+           "| hosts | Mbit/s | s a case | all pairs, 3 sizes | all pairs, 1 size | --max-rounds 64, 3 sizes |",
+           "| --- | --- | --- | --- | --- | --- |"]
+    for (n, rate, _), cs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][1] or 0)):
+        per = timed_s + med([float(c["scale.case_s.beside_timed_median"]) for c in cs])
+        out.append(f"| {n} | {rate} | {per:.3f} | {steps(0) * 3 * per / 60:.1f} | {steps(0) * per / 60:.1f} | "
+                   f"{steps(64) * 3 * per / 60:.1f} |")
+    return out
+
+
+def retest_table(rows):
+    """The retests' verdicts (validate --retest auto), per cell: parts by state, and the
+    trials where a healthy host's part was convicted."""
+    cells = {}
+    for r in rows:
+        if "retest" in r and "--retest auto" in r.get("validate_args", ""):
+            cells.setdefault((r["hosts"], r["transport"], r["class"], r["severity"]), []).append(r)
+    if not cells:
+        return []
+    out = ["", "The retests (validate --retest auto): parts retested by verdict, over the cell's trials", "",
+           "| hosts | transport | fault | severity % | trials | trials with retests | convicted | cleared | "
+           "explained | unresolved |", "| --- " * 10 + "|"]
+    for (n, tr, cls, sev), rs in sorted(cells.items(), key=lambda kv: (kv[0][0], kv[0][2], str(kv[0][3] or 0))):
+        count = {k: sum(1 for r in rs for _, st in r["retest"] if st == k)
+                 for k in ("convicted", "cleared", "explained", "unresolved")}
+        out.append(f"| {n} | {tr} | {cls} | {sev if sev is not None else '-'} | {len(rs)} | "
+                   f"{sum(1 for r in rs if r['retest'])} | " + " | ".join(str(v) for v in count.values()) + " |")
+    return out
 
 
 def noise_floor(path, trial_root="/tmp/gdr-measure-validate"):

@@ -26,7 +26,7 @@ import time
 from . import schedule
 from .env import env_value, executable, words
 from .schema import InputError
-from .validate_verdict import down_links, findings_of, format_table, host_verdicts, write_junit
+from .validate_verdict import apply_retests, down_links, findings_of, format_table, host_verdicts, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
@@ -171,9 +171,10 @@ def probe(rec, lau, hosts, deadline):
     return failed
 
 
-def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0):
+def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0, retest_rounds=0):
     """Case count and time for bw over `pattern` on nhosts x ppn ranks within what is left of the budget."""
-    cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes)
+    cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes,
+                                  retest_rounds > 0, retest_rounds)
     left = budget_s - spent_s - ANALYSIS_S
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
@@ -187,6 +188,9 @@ def bench(rec, lau, a, hosts, deadline, h5):
             "--budget", f"{max(1.0, deadline - time.monotonic()):.1f}s",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
     argv += ["--max-rounds", str(a.max_rounds)] if a.max_rounds else []
+    # Live verdicts and the retests judge with validate's own threshold.
+    argv += ["--live-min-slowdown", f"{a.min_slowdown:g}"]
+    argv += ["--retest", "auto", "--retest-rounds", str(a.retest_rounds)] if a.retest == "auto" else []
     return rec.run(lau.cmd(hosts, a.ranks_per_host, argv), deadline, f"bench {len(hosts)} hosts",
                    give_up=re.compile(r"did not answer|timed out after"))
 
@@ -213,15 +217,22 @@ def died_in(err, hosts):
     return named
 
 
-def min_budget(nhosts, ppn, nsizes, doctor_s=5.0, pattern="rounds", max_rounds=0):
+def min_budget(nhosts, ppn, nsizes, doctor_s=5.0, pattern="rounds", max_rounds=0, retest_rounds=0):
     """The smallest budget at which every case still gets MIN_CASE_TIME_S."""
+    steps = schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes
     return doctor_s + ANALYSIS_S + schedule.min_budget_s(
-        schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes), nhosts)
+        schedule.budget_cases(steps, retest_rounds > 0, retest_rounds), nhosts)
 
 
-def default_budget(nhosts, ppn, nsizes, pattern="rounds", max_rounds=0):
+def default_budget(nhosts, ppn, nsizes, pattern="rounds", max_rounds=0, retest_rounds=0):
     """Without --budget: about four times the minimum, so that every case gets ~1 s."""
-    return round(4 * min_budget(nhosts, ppn, nsizes, pattern=pattern, max_rounds=max_rounds))
+    return round(4 * min_budget(nhosts, ppn, nsizes, pattern=pattern, max_rounds=max_rounds,
+                                retest_rounds=retest_rounds))
+
+
+def _retest_rounds(a):
+    """The retests' rounds the budget sets aside for (0: no retests)."""
+    return a.retest_rounds if a.retest == "auto" else 0
 
 
 def _judge(a, h5, ran_on, notes):
@@ -263,9 +274,12 @@ def validate(a) -> int:
     nsizes = _sizes(a)
     if a.max_rounds < 0:
         raise InputError(f"--max-rounds {a.max_rounds}: want 1 or more (0, the default: every round)")
-    need = min_budget(len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=a.max_rounds)
+    if not 1 <= a.retest_rounds <= 20:
+        raise InputError(f"--retest-rounds {a.retest_rounds}: want 1-20")
+    need = min_budget(len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=a.max_rounds,
+                      retest_rounds=_retest_rounds(a))
     budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern,
-                                                                  a.max_rounds)
+                                                                  a.max_rounds, _retest_rounds(a))
     if budget < need:
         raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
                          f"{nsizes} sizes: it needs at least {need:.0f} s")
@@ -297,7 +311,7 @@ def validate(a) -> int:
             notes.append(f"{len(alive)} host(s) left: nothing to compare")
             break
         cases, case_time, _ = plan(len(alive), a.ranks_per_host, nsizes, budget, time.monotonic() - t0, a.pattern,
-                                   a.max_rounds)
+                                   a.max_rounds, _retest_rounds(a))
         if case_time < schedule.MIN_CASE_TIME_S:
             notes.append(f"run {attempt}: not enough budget left for {len(alive)} hosts ({case_time:.2f} s a case)")
             break
@@ -328,7 +342,11 @@ def validate(a) -> int:
             run, rep = _judge(a, h5_used, ran_on, notes)
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
-    findings = (findings_of(rep, run) if rep else []) + down
+    findings = findings_of(rep, run) if rep else []
+    if rep is not None and a.retest == "auto":
+        findings, retest_notes = apply_retests(findings, rep.as_dict().get("retest"), run)
+        notes += retest_notes
+    findings += down
     verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
     unjudged = any(v.status == "unknown" for v in verdicts)
     if unjudged:
@@ -397,6 +415,12 @@ def add_parser(sub, pct, exit_codes_doc):
     v.add_argument("--max-rounds", type=int, default=0, metavar="N",
                    help="the pattern's first N rounds only (run --max-rounds): each host against N others, a "
                    "sample that finds slow hosts and NICs in 2N steps a size, not every slow link; default: all")
+    v.add_argument("--retest", default="off", choices=("off", "auto"),
+                   help="auto: after the pattern, retest what looked slow against healthy partners in the same "
+                   "job (run --retest); a finding whose parts are all cleared is dropped, a part convicted is "
+                   "named (default off)")
+    v.add_argument("--retest-rounds", type=int, default=4, metavar="N",
+                   help="the retests' rounds at most, 3 steps each, set aside in the budget (default 4)")
     v.add_argument("--ranks-per-host", type=int, default=1, help="ranks on each host (default 1; one per GPU)")
     v.add_argument("--min-bytes", default="1M", help="smallest message (default 1M)")
     v.add_argument("--max-bytes", default="8M", help="largest message, sizes double (default 8M: 4 sizes)")

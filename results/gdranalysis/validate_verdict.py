@@ -93,6 +93,64 @@ def findings_of(rep, run) -> list:
     return found
 
 
+SLOW_PROBE = re.compile(r"slow ([\d.]+)x")   # a retest round's evidence: "round 2: slow 1.31x with rank 4 (z 9.2)"
+
+
+def _part_ranks(v):
+    """A retest verdict's part -> (kind, ranks): "rank 3 sending" -> ("send", (3,)), "link 1>4" -> ("link", (1, 4))."""
+    w = v["what"].split()
+    if w[0] == "link":
+        return "link", tuple(int(x) for x in w[1].split(">"))
+    return ("send" if w[2] == "sending" else "recv"), (int(w[1]),)
+
+
+def _part_finding(kind, ranks, run, slower, evidence):
+    """The finding a convicted part is, in findings_of's terms."""
+    hosts = [run.host_of(r) for r in ranks]
+    if kind == "link":
+        a, b = hosts
+        if a == b:
+            return Finding("rank", (a,), f"rank {ranks[0]}>{ranks[1]} on {a}", slower, evidence)
+        return Finding("link", tuple(sorted((a, b))), f"{min(a, b)}<->{max(a, b)}", slower, evidence)
+    h = hosts[0]
+    if sum(1 for r in range(run.nranks) if run.host_of(r) == h) == 1:
+        return Finding("nic-egress" if kind == "send" else "nic-ingress", (h,), h, slower, evidence)
+    return Finding("rank", (h,), f"rank {ranks[0]} on {h}", slower, evidence)
+
+
+def apply_retests(findings, retest, run):
+    """The second phase's word on the first phase's findings (`validate --retest auto`).
+
+    A finding is cleared when the retests probed parts on its host(s) and cleared every one
+    of them; a part convicted that no finding names (as that part, or its host as a whole)
+    is added. Unresolved parts leave a finding as it was. Returns (findings, notes)."""
+    if not retest or not retest.get("verdicts"):
+        return findings, []
+    parts = [(v, *_part_ranks(v)) for v in retest["verdicts"]]
+    notes, kept = [], []
+    for f in findings:
+        mine = [(v, k, rs) for v, k, rs in parts if all(run.host_of(r) in f.hosts for r in rs)]
+        if mine and all(v["state"] == "cleared" for v, _, _ in mine):
+            notes.append(f"retest cleared {f.kind} {f.what}: " + "; ".join(f"{v['what']} ({v['evidence']})"
+                                                                          for v, _, _ in mine))
+            continue
+        kept.append(f)
+    for v, kind, ranks in parts:
+        if v["state"] != "convicted":
+            continue
+        slow = [float(x) for x in SLOW_PROBE.findall(v["evidence"])]
+        new = _part_finding(kind, ranks, run, max(slow, default=float("nan")),
+                            f"convicted by the retests ({v['evidence']})")
+        # Named already as that part, or its host as a whole (which explains its parts and links)?
+        if any((f.kind, f.hosts) == (new.kind, new.hosts) or (f.kind == "host" and f.hosts[0] in new.hosts)
+               for f in kept):
+            notes.append(f"retest confirmed {v['what']} ({new.kind} {new.what}, named already)")
+        else:
+            kept.append(new)
+            notes.append(f"retest convicted {v['what']}: {new.kind} {new.what}")
+    return kept, notes
+
+
 # Open MPI's TCP BTL when a peer cannot be reached at all (a route or a link that is gone).
 NO_CONNECT = re.compile(r"from (\S+) to: (\S+) Unable to connect to the peer (\S+)")
 LOST_PEER = re.compile(r"rank \d+ \(([^)\s]+)\): timed out after ([\d.]+) s waiting for an? (send|receive) "

@@ -4,7 +4,9 @@ namespaces with their own hostnames, veth on a bridge, links paced by tc at
 real mpirun through the rsh agent). Healthy: exit 0, every host healthy,
 the JSON, JUnit and commands files say so, the budget is kept. A slowed
 link (fault.sh link, both directions): exit 1, that link named as a link,
-no host named as a whole and no other host named. Bad input: one line, 2.
+no host named as a whole and no other host named; with `--retest auto` the same, the
+retests in the same job probing only that link's hosts and clearing no slow link.
+Bad input: one line, 2.
 Error rates over many runs: jobs/cluster/measure_validate.py."""
 
 import argparse
@@ -78,10 +80,10 @@ def healthy(gdr, d):
     print(f"healthy: {took:.1f} s")
 
 
-def slow_link(gdr, d, pct):
+def slow_link(gdr, d, pct, retest=False):
     sh(FAULT, "link", "gt2", "gt4", str(pct))
     out = os.path.join(d, "link")
-    p, took = validate(gdr, out, "--no-report")
+    p, took = validate(gdr, out, "--no-report", *(["--retest", "auto"] if retest else []))
     check(p.returncode == 1, f"link gt2<->gt4 {pct}% slower: exit {p.returncode}")
     doc = files_agree(out, 1)
     links = [f for f in doc["findings"] if f["kind"] == "link"]
@@ -89,12 +91,20 @@ def slow_link(gdr, d, pct):
     check(all(f["kind"] == "link" for f in doc["findings"]), f"whole host named: {doc['findings']}")
     st = {v["host"]: v["status"] for v in doc["verdicts"]}
     check(st == {"gt1": "healthy", "gt2": "suspect", "gt3": "healthy", "gt4": "suspect"}, f"verdicts {st}")
-    print(f"slow link: {took:.1f} s")
+    if retest:  # the second phase ran in the same job, probed only gt2 and gt4, cleared neither link
+        check("--retest auto" in open(os.path.join(out, "commands.log")).read(), "run without --retest auto")
+        verdicts = (doc["suspects"].get("retest") or {}).get("verdicts") or []
+        check(verdicts, f"no retest verdicts: {doc['suspects'].get('retest')}")
+        ranks = {int(x) for v in verdicts for x in v["what"].split()[1].split(">")}
+        check(ranks <= {1, 3}, f"retested ranks {ranks}, want those of gt2 and gt4: {verdicts}")
+        links = [v for v in verdicts if v["what"].startswith("link")]
+        check(links and all(v["state"] != "cleared" for v in links), f"a slow link cleared: {verdicts}")
+    print(f"slow link{' with retests' if retest else ''}: {took:.1f} s")
 
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=("healthy", "slow-link"))
+    ap.add_argument("case", choices=("healthy", "slow-link", "slow-link-retest"))
     ap.add_argument("--pct", type=float, default=25)
     a = ap.parse_args()
     gdr = os.environ["GDRBENCH"]
@@ -105,7 +115,7 @@ def main():
     sh(CLUSTER, "up", "4", "20")
     try:
         with tempfile.TemporaryDirectory() as d:
-            healthy(gdr, d) if a.case == "healthy" else slow_link(gdr, d, a.pct)
+            healthy(gdr, d) if a.case == "healthy" else slow_link(gdr, d, a.pct, a.case.endswith("retest"))
     finally:
         subprocess.run([CLUSTER, "down"], env=ENV, capture_output=True, timeout=60)
     print("PASS")

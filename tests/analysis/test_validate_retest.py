@@ -1,0 +1,67 @@
+"""validate --retest auto: the second phase's verdicts applied to the first
+phase's findings (validate_verdict.apply_retests).
+
+A real 4-rank `bw --pattern rounds --retest auto` run with rank 2 sleeping at
+every window (GDR_SELFTEST_SLOW_RANK, as mpi_suspects_slow_rank_np4), its
+ranks named as 4 hosts: rank 2's host stays named and carries the retests'
+conviction. Then the same run's findings against retest verdicts that clear
+a part: a finding whose parts were all cleared is dropped, one with a part
+unresolved or convicted is kept, and a conviction nobody named is added."""
+
+import copy
+import os
+import unittest
+
+from gdrtest import TempDirCase, make_run
+
+from gdranalysis.schema import load_run
+from gdranalysis.suspects import analyze
+from gdranalysis.validate_verdict import Finding, apply_retests, findings_of
+
+HOSTS = ["h0", "h1", "h2", "h3"]
+
+
+class ValidateRetest(TempDirCase):
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        os.environ.update(GDR_SELFTEST_SLOW_RANK="2", GDR_SELFTEST_SLOW_US="100000")
+        try:
+            path = make_run(os.path.join(cls.tmp, "retest.h5"), "-t", "bw", "-b", "256K", "-e", "256K", "-n", "5",
+                            "--window", "16", "--pattern", "rounds", "--retest", "auto",
+                            "--live-min-slowdown", "200", np=4)
+        finally:
+            del os.environ["GDR_SELFTEST_SLOW_RANK"], os.environ["GDR_SELFTEST_SLOW_US"]
+        cls.file_run = load_run(path)
+        cls.file_run.hosts = HOSTS + list(cls.file_run.hosts[4:])
+        cls.rep = analyze(cls.file_run, z=5.0, min_slowdown_pct=7.0, p0=0.01)
+        cls.retest = cls.rep.as_dict()["retest"]
+
+    def test_slow_rank_convicted_and_named(self):
+        states = {v["what"]: v["state"] for v in self.retest["verdicts"]}
+        self.assertEqual(states.get("rank 2 sending"), "convicted", self.retest)
+        found, notes = apply_retests(findings_of(self.rep, self.file_run), self.retest, self.file_run)
+        named = {h for f in found for h in f.hosts}
+        self.assertIn("h2", named, (found, notes))
+        self.assertTrue(all(f.hosts == ("h2",) or "h2" in f.hosts for f in found), found)
+
+    def test_cleared_finding_is_dropped_kept_otherwise(self):
+        first = [Finding("nic-egress", ("h3",), "h3", 1.2, "sends slow"),
+                 Finding("link", ("h0", "h1"), "h0<->h1", 1.1, "slow direction(s): h0>h1")]
+        retest = copy.deepcopy(self.retest)
+        retest["verdicts"] = [
+            {"what": "rank 3 sending", "state": "cleared", "slow_rounds": 0, "evidence": "round 1: fast 0.98x"},
+            {"what": "link 0>1", "state": "unresolved", "slow_rounds": 1, "evidence": "round 1: slow 1.30x"},
+            {"what": "rank 2 receiving", "state": "convicted", "slow_rounds": 2,
+             "evidence": "round 1: slow 17.50x with rank 0 (z 37.0); round 2: slow 18.00x with rank 1 (z 36.0)"}]
+        found, notes = apply_retests(first, retest, self.file_run)
+        self.assertEqual([(f.kind, f.hosts) for f in found],
+                         [("link", ("h0", "h1")), ("nic-ingress", ("h2",))], notes)
+        self.assertAlmostEqual(found[1].slower, 18.0)
+        self.assertTrue(any(n.startswith("retest cleared nic-egress h3") for n in notes), notes)
+        # No retest verdicts: the findings stand as they were.
+        self.assertEqual(apply_retests(first, None, self.file_run), (first, []))
+
+
+if __name__ == "__main__":
+    unittest.main()
