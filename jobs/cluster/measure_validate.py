@@ -158,8 +158,13 @@ def run_costs(h5):
     import h5py
     with h5py.File(h5, "r") as f:
         attrs = f["facts"].attrs
-        return {k: str(attrs[k].decode() if isinstance(attrs[k], bytes) else attrs[k]) for k in attrs
-                if k.startswith(("budget.", "scale.case_s."))}
+        out = {k: str(attrs[k].decode() if isinstance(attrs[k], bytes) else attrs[k]) for k in attrs
+               if k.startswith(("budget.", "scale.case_s."))}
+        cases = [g.attrs for g in f["cases"].values()]
+        out.update({"file.bytes": str(os.path.getsize(h5)), "file.cases": str(len(cases)),
+                    "file.ranks": str(int(cases[0]["ranks"]) if cases else 0),
+                    "file.iters_mean": f"{sum(int(c['iters']) for c in cases) / max(1, len(cases)):.2f}"})
+        return out
 
 
 def run_cells(a, nhosts, cells, rng, deadline, outf):
@@ -275,7 +280,36 @@ def cost_table(rows):
         ncases = int(med([int(c.get("budget.cases", 0)) for c in cs]))
         out.append(f"| {n} | {rate} | {tr} | {len(cs)} | {ncases} | " + " | ".join(parts) +
                    (f" | {med(over):.3f} |" if over else " | - |"))
-    out += fleet_schedule_table(cells, med)
+    out += fleet_schedule_table(cells, med) + file_size_table(cells)
+    return out
+
+
+def file_size_table(cells, ranks=8192, hosts=1024):
+    """Bytes a case in the judged files, by ranks; a least-squares line through them, and what it
+    says a case and a whole file would be at `ranks` ranks (1,024 hosts x 8) with the same
+    iterations: every host pair (3 sizes) and --max-rounds 64."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+    import numpy as np
+    from gdranalysis import schedule
+    pts = [(int(c["file.ranks"]), int(c["file.bytes"]) / int(c["file.cases"]), float(c["file.iters_mean"]))
+           for cs in cells.values() for c in cs if "file.bytes" in c and int(c.get("file.cases", 0)) > 0]
+    if len({r for r, _, _ in pts}) < 2:
+        return []
+    x, y = np.array([p[0] for p in pts], float), np.array([p[1] for p in pts], float)
+    b, a = np.polyfit(x, y, 1)
+    per = a + b * ranks
+    every = schedule.steps("host-rounds", 0, hosts=hosts) * 3 * per
+    sample = schedule.steps("host-rounds", 0, hosts=hosts, max_rounds=64) * 3 * per
+    iters = sorted({round(p[2], 1) for p in pts})
+    out = ["", "Bytes a case of the judged files (HDF5, every rank's every iteration), by ranks:", "",
+           "| ranks | files | bytes a case (median) | iterations a case (mean) |", "| --- | --- | --- | --- |"]
+    for r in sorted({p[0] for p in pts}):
+        v = [p[1] for p in pts if p[0] == r]
+        out.append(f"| {r} | {len(v)} | {np.median(v):.0f} | "
+                   f"{np.mean([p[2] for p in pts if p[0] == r]):.1f} |")
+    out += ["", f"Least squares: {a:.0f} B + {b:.1f} B a rank, a case (iterations {iters[0]}-{iters[-1]}). "
+            f"At {ranks:,} ranks ({hosts:,} hosts x 8): {per / 1e6:.2f} MB a case; every host pair, 3 sizes: "
+            f"{every / 1e9:.1f} GB; --max-rounds 64, 3 sizes: {sample / 1e9:.2f} GB."]
     return out
 
 
