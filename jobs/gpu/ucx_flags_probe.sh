@@ -9,7 +9,7 @@
 # jobs/with_mps.sh.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M", slotsN = --slots N,
 #          TEST=bw, PTV1=0 leaves out ucx_perftest with protocols v1, VARIANTS also memh0|1 = GDR_UCX_PASS_MEMH, prepost0|1 = GDR_UCX_LATENCY_PREPOST,
-#          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N)
+#          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N, PROTO_INFO=1 adds UCX's protocol choice of both tools)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
@@ -24,7 +24,7 @@ bin=$build/gdrbench pt=$ucx_bin/ucx_perftest
 bytes() { numfmt --from=iec "$1"; }
 gdr() {  # NAME ARGS...   (the variants' environment passes through when set)
   local name=$1 x=(); shift
-  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE GDR_UCX_PASS_MEMH GDR_UCX_LATENCY_PREPOST; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
+  for v in GDR_UCX_CUDA_MAX_SENDS UCX_PROTO_ENABLE UCX_PROTO_INFO GDR_UCX_PASS_MEMH GDR_UCX_LATENCY_PREPOST; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
   timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH "${x[@]}" "$bin" run -T ucx -m cuda \
     --path direct -t "${TEST:-bw}" "$@" --output "$out/$name.h5" --json "$out/$name.jsonl" >"$out/$name.txt" 2>&1
   echo "$name rc=$?"
@@ -103,4 +103,15 @@ for name in ("r1_default", "mpi"):
     except Exception as e: print(name, "no rows", e)
 PY
 grep -h "GPUDirect\|warning" "$out/r1_default.txt" "$out/mpi.txt"
+# PROTO_INFO=1: which protocol UCX chose for each tool's tag sends at the first size
+# (UCX_PROTO_INFO=y prints its selection table), so a per-message gap between the two
+# tools on the same UCX can be traced to a different protocol or lane (issue 30: UCX 1.22
+# under MPS at 1 MiB). UCX 1.13 prints no such table with protocols v1.
+if [ "${PROTO_INFO:-0}" = 1 ]; then
+  (export UCX_PROTO_INFO=y; gdr proto_gdr -b "$lo" -e "$lo" -n 20; ptest proto_pt "$lo")
+  for f in proto_gdr proto_pt; do
+    echo "== $f: UCX_PROTO_INFO lines naming tag sends or rendezvous"
+    grep -iE "tag_send|rndv|eager|zcopy|bcopy|cuda_ipc|cuda_copy" "$out/$f.txt" | sort | uniq -c | sort -rn | head -25
+  done
+fi
 stamp done
