@@ -393,15 +393,20 @@ void Retest::judge(CaseRecord& rec, int round, int step) {
   for (const Probe& p : round_.at(step)) {
     const double t = std::log(rank_median(rec, p.src));
     const bool slow = !std::isfinite(t) || rule_.outlier(t, m, scale);
-    const retest::Component& c = state_.comps[p.comp];
+    // Slower than the minimum ratio but no outlier: evidence of neither (src/retest.h).
+    const bool unclear = !slow && std::exp(t - m) > rule_.min_ratio;
+    retest::Component& c = state_.comps[p.comp];
     const std::string what = p.partner >= 0 ? fmt::format("{:.2f}x with rank {} (z {:.1f})", std::exp(t - m),
                                                           p.partner, (t - m) / scale)
                                             : fmt::format("{:.2f}x (z {:.1f})", std::exp(t - m), (t - m) / scale);
-    done_.push_back(p), slow_.push_back(slow), what_.push_back(what);
+    if (unclear)
+      c.evidence += fmt::format("{}round {}: unclear {}", c.evidence.empty() ? "" : "; ", round, what);
+    else
+      done_.push_back(p), slow_.push_back(slow), what_.push_back(what);
     probes += fmt::format("{}{{\"part\":\"{}\",\"a\":{},\"b\":{},\"src\":{},\"dst\":{},\"partner\":{},"
-                          "\"slow\":{},\"ratio\":{:.6g},\"z\":{:.6g}}}",
+                          "\"slow\":{},\"unclear\":{},\"ratio\":{:.6g},\"z\":{:.6g}}}",
                           probes.empty() ? "" : ",", c.part_name(), c.a, c.b, p.src, p.dst, p.partner,
-                          slow ? "true" : "false", std::exp(t - m), (t - m) / scale);
+                          slow ? "true" : "false", unclear ? "true" : "false", std::exp(t - m), (t - m) / scale);
   }
   rec.params.retest = fmt::format("{{\"round\":{},\"step\":{},\"group\":{},\"pattern\":{},\"probes\":[{}]}}",
                                   round, step, json_string(lane_), json_string(g.pattern), probes);

@@ -12,6 +12,11 @@
 //     the link is blamed only when both halves are fast in the same round;
 //   - an endpoint that comes out fast hands its links on to the next round
 //     as links (the suspicion halves: from a rank to its links).
+// A probe is slow when an outlier by the rule (more than its z and its
+// minimum ratio), fast when no slower than that minimum ratio, and unclear in
+// between (slower, but not significantly so): an unclear probe counts for
+// neither, so a part is never cleared on the strength of a spread too wide
+// to tell (a rank 47x slower at z 4.5 on 2 loaded cores).
 // A part is convicted when slow in kRetestConfirm rounds (a different healthy
 // partner each round where there are several), cleared when fast in as many;
 // what is open after --retest-rounds rounds, or when the budget ran out, is

@@ -8,7 +8,7 @@ live verdicts and suspects), split them into parts (a rank in suspicious links w
 more others: its sending and/or receiving side; else the link and its two halves) and
 retested the parts against healthy partners in rounds. Each step is a case of pattern
 `retest` whose `retest` attribute names its round and probes. This module recomputes
-the suspicious links, each probe's slow/fast against the group's first-phase links, and
+the suspicious links, each probe's slow/fast/unclear against the group's first-phase links, and
 the verdicts (convicted after RETEST_CONFIRM slow rounds, cleared after as many fast ones), and
 lists where they differ from what the run decided (facts retest.*)."""
 
@@ -228,14 +228,23 @@ def analyze(run):
             part = (p["part"], p["a"], p["b"])  # resolved in its round: earlier rounds may add it
             v = float(np.log(med[p["src"]])) if med[p["src"]] > 0 else np.nan
             slow = not np.isfinite(v) or _outlier(v, m, scale, z, min_ratio)
-            if slow != bool(p["slow"]):
-                problems.append(f"round {rec['round']}: {part} recomputed {'slow' if slow else 'fast'}, "
-                                f"the run said {'slow' if p['slow'] else 'fast'}")
+            unclear = not slow and bool(np.exp(v - m) > min_ratio)   # neither slow nor fast (src/retest.h)
+            said = "slow" if p["slow"] else "unclear" if p.get("unclear") else "fast"
+            mine = "slow" if slow else "unclear" if unclear else "fast"
+            if mine != said:
+                problems.append(f"round {rec['round']}: {part} recomputed {mine}, the run said {said}")
             with_ = f" with rank {p['partner']}" if p["partner"] >= 0 else ""
             what = f"{np.exp(v - m):.2f}x{with_} (z {(v - m) / scale:.1f})"
-            by_round[int(rec["round"])].append((part, slow, what))
+            by_round[int(rec["round"])].append((part, mine, what))
     for rnd in sorted(by_round):
-        st.update([(st.find(*k) or st.add(*k), slow, what) for k, slow, what in by_round[rnd]], rnd)
+        probes = []
+        for k, mine, what in by_round[rnd]:
+            p = st.find(*k) or st.add(*k)
+            if mine == "unclear":
+                p.evidence.append(f"round {rnd}: unclear {what}")
+            else:
+                probes.append((p, mine == "slow", what))
+        st.update(probes, rnd)
     for p in st.parts:
         if p.state == "open":
             p.state = "unresolved"

@@ -3,8 +3,8 @@ phase's findings (validate_verdict.apply_retests).
 
 A real 4-rank `bw --pattern rounds --retest auto` run with rank 2 sleeping at
 every window (GDR_SELFTEST_SLOW_RANK, as mpi_suspects_slow_rank_np4), its
-ranks named as 4 hosts: rank 2's host stays named and carries the retests'
-conviction. Then the same run's findings against retest verdicts that clear
+ranks named as 4 hosts: rank 2's sides are never cleared and its host stays
+named. Then the same run's findings against retest verdicts that clear
 a part: a finding whose parts were all cleared is dropped, one with a part
 unresolved or convicted is kept, and a conviction nobody named is added."""
 
@@ -34,16 +34,21 @@ class ValidateRetest(TempDirCase):
             del os.environ["GDR_SELFTEST_SLOW_RANK"], os.environ["GDR_SELFTEST_SLOW_US"]
         cls.file_run = load_run(path)
         cls.file_run.hosts = HOSTS + list(cls.file_run.hosts[4:])
-        cls.rep = analyze(cls.file_run, z=5.0, min_slowdown_pct=7.0, p0=0.01)
+        cls.rep = analyze(cls.file_run, z=5.0, min_slowdown_pct=200.0, p0=0.01)  # the run's 3x, as validate passes its own
         cls.retest = cls.rep.as_dict()["retest"]
 
-    def test_slow_rank_convicted_and_named(self):
+    def test_slow_rank_never_cleared_and_named(self):
+        # Convicted on a quiet machine; unresolved where other tests load the 2 cores and the
+        # healthy links spread as wide as its slowdown (a 47x probe at z 4.5 is unclear, not
+        # fast): never cleared, so validate keeps naming its host.
         states = {v["what"]: v["state"] for v in self.retest["verdicts"]}
-        self.assertEqual(states.get("rank 2 sending"), "convicted", self.retest)
+        self.assertIn(states.get("rank 2 sending"), ("convicted", "unresolved"), self.retest)
+        self.assertNotIn("cleared", [states.get("rank 2 sending"), states.get("rank 2 receiving")], self.retest)
+        self.assertEqual(self.retest["problems"], [])  # the file's own verdicts recomputed
         found, notes = apply_retests(findings_of(self.rep, self.file_run), self.retest, self.file_run)
         named = {h for f in found for h in f.hosts}
         self.assertIn("h2", named, (found, notes))
-        self.assertTrue(all(f.hosts == ("h2",) or "h2" in f.hosts for f in found), found)
+        self.assertTrue(all("h2" in f.hosts for f in found), found)
 
     def test_cleared_finding_is_dropped_kept_otherwise(self):
         first = [Finding("nic-egress", ("h3",), "h3", 1.2, "sends slow"),

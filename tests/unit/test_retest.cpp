@@ -119,9 +119,11 @@ TEST(Retest, VerdictsFromProbes) {
   EXPECT_EQ(s.comps[1].state, "unresolved");
 }
 
-// Rank 0's whole side on a synthetic 6-rank bw rounds run (1 % noise, 2
-// sizes), then the retest steps it plans, timed by the same model.
-std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, int* steps_run = nullptr) {
+// Rank 0's whole side on a synthetic 6-rank bw rounds run (noise `sd`, 1 %
+// by default; 2 sizes), then the retest steps it plans, timed by the same
+// model (or, given, by `in_retest`).
+std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, int* steps_run = nullptr,
+                     std::function<double(int, int)> in_retest = nullptr, double sd = 0.01) {
   constexpr int n = 6, iters = 10;
   RunOptions o;
   o.tests = {"bw"};
@@ -131,8 +133,9 @@ std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, in
   Retest rt(o, n);
   EXPECT_TRUE(rt.on());
   std::mt19937 rng(seed);
-  std::normal_distribution<double> noise(0.0, 0.01);
+  std::normal_distribution<double> noise(0.0, sd);
   auto record = [&](std::size_t bytes, std::vector<std::pair<int, int>> flows, const std::string& pattern) {
+    auto factor = pattern == "retest" && in_retest ? in_retest : slowdown;
     CaseRecord r;
     r.params.test = "bw";
     r.params.transport = "mpi";
@@ -145,7 +148,7 @@ std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, in
     r.ranks = n;
     r.times.assign(n * iters, std::numeric_limits<double>::quiet_NaN());
     for (auto [a, b] : flows)
-      for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * bytes / 65536 * slowdown(a, b) * std::exp(noise(rng));
+      for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * bytes / 65536 * factor(a, b) * std::exp(noise(rng));
     return r;
   };
   std::size_t index = 0;
@@ -159,9 +162,11 @@ std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, in
       const std::string msg = rt.next_round(round);
       if (msg.empty()) break;
       auto st = Retest::decode(msg);
-      EXPECT_EQ(st.plan_index, index - 1);  // the last case of the 256 KiB group
+      // The last case of the group with the most suspicious links: 256 KiB at 1 % noise.
+      EXPECT_TRUE(st.plan_index == index - 1 || (sd > 0.01 && st.plan_index == index / 2 - 1)) << st.plan_index;
+      const std::size_t bytes = st.plan_index == index - 1 ? 262144 : 65536;
       for (std::size_t k = 0; k < st.flows.size(); ++k) {
-        CaseRecord r = record(262144, st.flows[k], "retest");
+        CaseRecord r = record(bytes, st.flows[k], "retest");
         rt.judge(r, round, static_cast<int>(k));
         EXPECT_NE(r.params.retest.find("\"probes\":["), std::string::npos);
         if (steps_run) ++*steps_run;
@@ -185,6 +190,24 @@ TEST(Retest, SlowedRankConvictedOthersCleared) {
 TEST(Retest, SlowedLinkConvictedItsEndsCleared) {
   const std::string v = simulate([](int a, int b) { return a == 1 && b == 4 ? 1.5 : 1.0; }, 2);
   EXPECT_EQ(v, "link 1>4=convicted;rank 1 sending=cleared;rank 4 receiving=cleared") << v;
+}
+
+// A probe slower than the minimum ratio (7 %) but within the spread (15 % noise an iteration,
+// ~6 % on a median of 10: 20 % slower is z ~3) is unclear: it neither convicts nor clears, so
+// the slow rank ends unresolved, never cleared (before, such probes counted as fast).
+TEST(Retest, UnclearProbesNeitherConvictNorClear) {
+  for (unsigned seed = 3; seed < 13; ++seed) {
+    const std::string v = simulate([](int a, int b) { return a == 2 || b == 2 ? 2.0 : 1.0; }, seed, nullptr,
+                                   [](int a, int b) { return a == 2 || b == 2 ? 1.2 : 1.0; }, 0.15);
+    EXPECT_EQ(v.find("rank 2 receiving=cleared"), std::string::npos) << seed << ": " << v;
+    EXPECT_EQ(v.find("rank 2 sending=cleared"), std::string::npos) << seed << ": " << v;
+  }
+}
+
+TEST(Retest, UnclearProbesLeaveASlowRankUnresolved) {
+  const std::string v = simulate([](int a, int b) { return a == 2 || b == 2 ? 2.0 : 1.0; }, 3, nullptr,
+                                 [](int a, int b) { return a == 2 || b == 2 ? 1.2 : 1.0; }, 0.15);
+  EXPECT_EQ(v, "rank 2 receiving=unresolved;rank 2 sending=unresolved") << v;
 }
 
 TEST(Retest, HealthyRunsConvictNothing) {
