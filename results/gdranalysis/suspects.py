@@ -71,6 +71,48 @@ def _robust(v):
     return m, MAD_SD * float(np.median(np.abs(v - m)))
 
 
+def _loo_median(f, p):
+    """The median of sorted `f` with the elements at sorted positions `p` (an array) left out, each
+    on its own: the sorted remainder's j-th value is f[j] below p and f[j + 1] from p on."""
+    m = f.size - 1
+    if m <= 0:
+        return np.full(p.shape, np.nan)
+    at = lambda j: np.where(j < p, f[np.minimum(j, f.size - 1)], f[np.minimum(j + 1, f.size - 1)])  # noqa: E731
+    if m % 2:
+        return at((m - 1) // 2)
+    return (at(m // 2 - 1) + at(m // 2)) / 2
+
+
+def _loo_robust(values):
+    """(medians, sds): for every i, exactly `_robust(np.delete(values, i))`, in O(n log n)
+    rather than O(n^2): judging each of a fleet's thousands of links or hosts against the
+    others. The median of all but one sorted value is one of at most three; for each, the
+    deviations are sorted once and the one left out is found by its position."""
+    v = np.asarray(values, dtype=float)
+    n = v.size
+    med, sd = np.full(n, np.nan), np.full(n, np.nan)
+    fin = np.flatnonzero(np.isfinite(v))
+    m_all, sd_all = _robust(v)
+    med[~np.isfinite(v)], sd[~np.isfinite(v)] = m_all, sd_all  # leaving out a NaN changes nothing
+    if fin.size == 0:
+        return med, sd
+    order = fin[np.argsort(v[fin], kind="stable")]
+    f = v[order]
+    rank_of = np.empty(v.size, dtype=int)
+    rank_of[order] = np.arange(fin.size)
+    p = rank_of[fin]                                   # each finite value's sorted position
+    mloo = _loo_median(f, p)
+    med[fin] = mloo
+    for c in np.unique(mloo[np.isfinite(mloo)]):
+        sel = mloo == c
+        dev = np.abs(f - c)
+        dorder = np.argsort(dev, kind="stable")
+        drank = np.empty(f.size, dtype=int)
+        drank[dorder] = np.arange(f.size)
+        sd[fin[sel]] = MAD_SD * _loo_median(dev[dorder], drank[p[sel]])
+    return med, sd
+
+
 def _median_se(times):
     """Standard error (log units) of the median of one rank's iterations."""
     t = times[np.isfinite(times) & (times > 0)]
@@ -85,15 +127,24 @@ class _Collector:
         self.z, self.min_ratio = z, min_ratio
         self.findings = []
 
-    def judge(self, kind, what, ranks, group, pattern, values, i, floor, leave_out=False):
-        """values: log times of comparable things; i: the one judged, against
-        all of them, or (leave_out) against the others only."""
-        med, mad = _robust(np.delete(values, i) if leave_out else values)
-        scale = max(mad, floor if np.isfinite(floor) else 0.0, 1e-12)
-        d = values[i] - med
-        ratio, z = float(np.exp(d)), float(d / scale)
-        self.findings.append(Finding(kind, what, tuple(ranks), group, pattern, ratio, z,
-                                     bool(z > self.z and ratio > self.min_ratio)))
+    def judge_all(self, kind, whats, ranks, group, pattern, values, floor, leave_out=False):
+        """Judges each of `values` (log times of comparable things) against all of them, or
+        (leave_out) against the others only: its ratio to their median and z over their robust
+        sd (at least `floor`: one value or one per item). O(n log n) a group, so a fleet's
+        thousands of links or hosts are judged in seconds."""
+        values = np.asarray(values, dtype=float)
+        if leave_out:
+            med, mad = _loo_robust(values)
+        else:
+            m, d = _robust(values)
+            med, mad = np.full(values.size, m), np.full(values.size, d)
+        fl = np.broadcast_to(np.asarray(floor, dtype=float), values.shape)
+        scale = np.maximum(np.maximum(mad, np.where(np.isfinite(fl), fl, 0.0)), 1e-12)
+        d = values - med
+        ratio, z = np.exp(d), d / scale
+        for i, what in enumerate(whats):
+            self.findings.append(Finding(kind, what, tuple(ranks[i]), group, pattern, float(ratio[i]),
+                                         float(z[i]), bool(z[i] > self.z and ratio[i] > self.min_ratio)))
 
 
 def _group_label(a, pattern):
@@ -134,12 +185,14 @@ def _host_blocks(col, run, T, links, label, pattern, floor):
         if len(bs) < 2:
             continue
         vals = np.array([med[b] for b in bs])
-        for i, b in enumerate(bs):
+        fls = []
+        for b in bs:
             # the difference of two block medians: sqrt(2) x 1.2533 sd / sqrt(links)
             se = 1.7725 * sd / np.sqrt(len(blocks[b])) if np.isfinite(sd) else np.nan
-            fl = np.nanmax([floor, se]) if np.isfinite([floor, se]).any() else np.nan
-            ranks = tuple(sorted({r for l in blocks[b] for r in l}))
-            col.judge("hostlink", f"{b[0]}>{b[1]}", ranks, label, pattern, vals, i, fl, leave_out=True)
+            fls.append(np.nanmax([floor, se]) if np.isfinite([floor, se]).any() else np.nan)
+        col.judge_all("hostlink", [f"{b[0]}>{b[1]}" for b in bs],
+                      [tuple(sorted({r for l in blocks[b] for r in l})) for b in bs], label, pattern, vals, fls,
+                      leave_out=True)
     return R
 
 
@@ -154,25 +207,25 @@ def _judge_links(col, run, key, cases, n):
                 se.append(_median_se(c.times[s]))
     floor = float(np.nanmedian(se)) if se and np.isfinite(se).any() else np.nan
     label = _group_label(cases[0].attrs, key[4])
-    T = _host_blocks(col, run, T, [(s, d) for s in range(n) for d in range(n) if np.isfinite(T[s, d])],
+    T = _host_blocks(col, run, T, [(int(s), int(d)) for s, d in zip(*np.nonzero(np.isfinite(T)))],
                      label, key[4], floor)
-    same = np.array([[run.host_of(s) == run.host_of(d) for d in range(n)] for s in range(n)])
-    links = [(s, d) for s in range(n) for d in range(n) if np.isfinite(T[s, d])]
-    if len(links) < 3:
+    host = np.array([run.host_of(r) for r in range(n)], dtype=object)
+    same = host[:, None] == host[None, :]
+    finite = np.isfinite(T)
+    if finite.sum() < 3:
         return
     for cls in (True, False):
-        members = [(s, d) for s, d in links if same[s, d] == cls]
-        vals = np.array([T[s, d] for s, d in members])
-        if len(members) >= 3:
-            for i, (s, d) in enumerate(members):
-                col.judge("link", f"{s}>{d}", (s, d), label, key[4], vals, i, floor)
+        ss, ds = np.nonzero(finite & (same == cls))
+        if ss.size >= 3:
+            col.judge_all("link", [f"{s}>{d}" for s, d in zip(ss, ds)], [(int(s), int(d)) for s, d in zip(ss, ds)],
+                          label, key[4], T[ss, ds], floor)
     with np.errstate(all="ignore"):
         rows, cols = np.nanmedian(T, axis=1), np.nanmedian(T, axis=0)
     for kind, eff in (("sender", rows), ("receiver", cols)):
         active = [r for r in range(n) if np.isfinite(eff[r])]
         if len(active) >= 4:  # the judged rank against at least 3 others
-            for i, r in enumerate(active):
-                col.judge(kind, f"rank {r}", (r,), label, key[4], eff[active], i, floor, leave_out=True)
+            col.judge_all(kind, [f"rank {r}" for r in active], [(r,) for r in active], label, key[4], eff[active],
+                          floor, leave_out=True)
 
 
 def _judge_rank_rows(col, c):
@@ -192,9 +245,8 @@ def _judge_rank_rows(col, c):
     for ranks in by_role.values():
         if len(ranks) < 3:
             continue
-        vals = np.log(med[ranks])
-        for i, r in enumerate(ranks):
-            col.judge("rank", f"rank {r}", (r,), label, c.pattern, vals, i, floor)
+        col.judge_all("rank", [f"rank {r}" for r in ranks], [(r,) for r in ranks], label, c.pattern,
+                      np.log(med[ranks]), floor)
 
 
 @dataclasses.dataclass

@@ -4,6 +4,7 @@ test_suspects.py; its false-positive rate: measure_suspects_fp.py)."""
 
 import json
 import os
+import unittest
 
 import h5py
 import numpy as np
@@ -182,3 +183,23 @@ class RankDevices(TempDirCase):
             self.assertNotIn("dst", row)
             self.assertEqual((row["pattern"], row["step"]), (case.attrs["pattern"], case.attrs["step"]))
             self.assertEqual(row["flows"], [list(map(int, fl)) for fl in case.flows])
+
+
+class LeaveOneOut(unittest.TestCase):
+    """The O(n log n) leave-one-out median and robust sd that judge each link, rank or host link
+    against the others: exactly (bit for bit) the brute force, with ties and NaNs."""
+
+    def test_equals_the_brute_force(self):
+        from gdranalysis.suspects import _loo_robust, _robust
+        rng = np.random.default_rng(7)
+        for _ in range(1500):
+            n = int(rng.integers(1, 14))
+            v = rng.normal(size=n)
+            if rng.random() < 0.3:
+                v[rng.integers(0, n)] = np.nan
+            if rng.random() < 0.4:
+                v = np.round(v)  # ties
+            med, sd = _loo_robust(v)
+            for i in range(n):
+                want = _robust(np.delete(v, i))
+                np.testing.assert_array_equal([med[i], sd[i]], want, err_msg=f"{v}, leaving out {i}")
