@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <array>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,16 +21,16 @@ class CaseCost {
   // One case's parts, seconds; `timed`: the longest sum of one rank's timed iterations.
   void add(double test, double timed, double gather, double record, double total) {
     const double parts[] = {test, timed, gather, record, total, std::max(0.0, total - timed)};
-    for (std::size_t i = 0; i < kParts.size(); ++i) samples_[kParts[i]].push_back(parts[i]);
+    for (std::size_t i = 0; i < kParts.size(); ++i) samples_[i].push_back(parts[i]);
   }
 
   // "scale.case_s.<part>_median" and "_max" for every part; none without cases.
   std::vector<std::pair<std::string, std::string>> facts() const {
     std::vector<std::pair<std::string, std::string>> out;
-    for (const char* part : kParts) {
-      auto it = samples_.find(part);
-      if (it == samples_.end() || it->second.empty()) continue;
-      std::vector<double> v = it->second;
+    for (std::size_t i = 0; i < kParts.size(); ++i) {
+      if (samples_[i].empty()) continue;
+      const char* part = kParts[i];
+      std::vector<double> v = samples_[i];
       std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
       const double median = v[v.size() / 2];
       out.emplace_back(fmt::format("scale.case_s.{}_median", part), fmt::format("{:.6g}", median));
@@ -47,7 +46,7 @@ class CaseCost {
   // live verdicts and the retest plan; total: the whole case; beside_timed:
   // total less the timed iterations.
   static constexpr std::array<const char*, 6> kParts = {"test", "timed", "gather", "record", "total", "beside_timed"};
-  std::map<std::string, std::vector<double>> samples_;
+  std::array<std::vector<double>, kParts.size()> samples_;  // by part, one value a case
 };
 
 }  // namespace gdr

@@ -340,9 +340,8 @@ class Sweep {
     if (opt_.budget_s > 0)
       for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
-    if (boot_.rank() == 0)
-      for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
     if (boot_.rank() == 0) {
+      for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
       meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
       if (std::string s = live_.summary(); !s.empty())
         for (auto& k : sinks_) k->note(s);

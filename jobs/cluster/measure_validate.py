@@ -32,6 +32,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+from gdranalysis import schedule  # noqa: E402
 from gdranalysis.intervals import wilson  # noqa: E402
 CLUSTER, FAULT, AGENT = (os.path.join(HERE, f) for f in ("cluster.sh", "fault.sh", "rsh-agent.sh"))
 NAME, SUBNET = "gm", "202"
@@ -288,9 +289,7 @@ def file_size_table(cells, ranks=8192, hosts=1024):
     """Bytes a case in the judged files, by ranks; a least-squares line through them, and what it
     says a case and a whole file would be at `ranks` ranks (1,024 hosts x 8) with the same
     iterations: every host pair (3 sizes) and --max-rounds 64."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
     import numpy as np
-    from gdranalysis import schedule
     pts = [(int(c["file.ranks"]), int(c["file.bytes"]) / int(c["file.cases"]), float(c["file.iters_mean"]))
            for cs in cells.values() for c in cs if "file.bytes" in c and int(c.get("file.cases", 0)) > 0]
     if len({r for r, _, _ in pts}) < 2:
@@ -316,8 +315,6 @@ def file_size_table(cells, ranks=8192, hosts=1024):
 def fleet_schedule_table(cells, med, hosts=1024, timed_s=0.1):
     """The schedule at `hosts` hosts (host-rounds, all rails of a host pair at once) if a case
     cost timed_s of timed work plus what each cell measured beside it."""
-    sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
-    from gdranalysis import schedule
     steps = lambda mr: schedule.steps("host-rounds", 0, hosts=hosts, max_rounds=mr)  # noqa: E731
     out = ["", f"The schedule at {hosts:,} hosts (--pattern host-rounds) if every case cost {timed_s:g} s of timed "
            "work plus what the cell measured beside it (beside_timed), minutes:", "",
