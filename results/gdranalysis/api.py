@@ -156,7 +156,9 @@ class RunResult:
         return self.run.describe()
 
 
-def load_run(path: str) -> RunResult:
+def load_run(path: str, summary: bool = False) -> RunResult:
     """Read and check a result file. Raises schema.InputError (one line
-    saying what is wrong) for anything that is not a readable gdrbench file."""
-    return RunResult(schema.load_run(str(path)))
+    saying what is wrong) for anything that is not a readable gdrbench file.
+    summary: each case keeps its ranks' medians, not the iterations (schema.load_run),
+    enough for `suspects` on a fleet's file."""
+    return RunResult(schema.load_run(str(path), summary))

@@ -138,7 +138,7 @@ def cmd_stragglers(a) -> int:
 def cmd_suspects(a) -> int:
     from .api import load_run
     from .suspects import format_table
-    run = load_run(a.run)
+    run = load_run(a.run, summary=True)
     rep = run.suspects(z=a.z, min_slowdown_pct=a.min_slowdown, case=a.case, p0=a.p0, alpha=a.alpha)
     if a.json:
         dump_json(rep.as_dict())

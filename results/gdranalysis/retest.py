@@ -20,14 +20,14 @@ import json
 
 import numpy as np
 
-from . import suspects  # its _robust and _median_se: the same rule
+from . import robust as rb  # suspects' rule
 
 LINK_PATTERNS = ("rounds", "host-rounds")
 RETEST_CONFIRM = 2   # src/retest.h kRetestConfirm
 
 
 def _robust(v):
-    return suspects._robust(np.asarray(v, dtype=float))
+    return rb.robust(np.asarray(v, dtype=float))
 
 
 def _scale(mad, floor):
@@ -47,11 +47,11 @@ def groups(run):
         if c.pattern not in LINK_PATTERNS or a.get("reference") or a.get("dtype") != "byte":
             continue
         t, se = out[(a["test"], a["transport"], a["mem"], a["path"], c.pattern, int(a["bytes"]))]
-        med = c.rank_medians()
+        med, mse = c.rank_medians(), c.rank_se()
         for s, d in c.links():
             if 0 <= s < len(med) and med[s] > 0:
                 t[(s, d)] = float(np.log(med[s]))
-                se.append(suspects._median_se(c.times[s]))
+                se.append(mse[s])
     return out
 
 

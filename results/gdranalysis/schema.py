@@ -75,6 +75,10 @@ class Case:
     times: np.ndarray         # [ranks, iters] seconds, NaN where a rank sat out
     occurrence: int = 1       # >1 when the same key appears again in one file
     flows: np.ndarray | None = None  # concurrent pattern: [k, 2] (sender, receiver)
+    # A summary read (load_run(summary=True)) keeps each rank's median and its standard error
+    # in place of the iterations, and `times` is [ranks, 0].
+    medians: np.ndarray | None = None
+    median_se: np.ndarray | None = None
 
     @property
     def key(self) -> tuple:
@@ -109,13 +113,22 @@ class Case:
     def rank_medians(self) -> np.ndarray:
         """Median over iterations of each rank's time (seconds); NaN for a
         rank that sat the case out."""
-        t = self.times
-        out = np.full(t.shape[0], np.nan)
-        for r in range(t.shape[0]):
-            row = t[r][~np.isnan(t[r])]
-            if row.size:
-                out[r] = np.median(row)
-        return out
+        if self.medians is None:
+            from .robust import row_medians
+            self.medians = row_medians(self.times)
+        return self.medians
+
+    def rank_se(self) -> np.ndarray:
+        """Per rank, the standard error (log units) of its median (robust.median_se_rows)."""
+        if self.median_se is None:
+            from .robust import median_se_rows
+            self.median_se = median_se_rows(self.times)
+        return self.median_se
+
+    def summarize(self):
+        """Keep each rank's median and its standard error, drop the iterations."""
+        self.rank_medians(), self.rank_se()
+        self.times = np.empty((self.times.shape[0], 0))
 
     def median_us(self) -> float:
         """Median over iterations of the slowest rank's time, microseconds."""
@@ -262,16 +275,20 @@ def read_timeout_s() -> float:
     return env_value("GDR_READ_TIMEOUT", seconds, "want seconds, more than 0 and at most 86400", 120.0)
 
 
-def load_run(path: str) -> Run:
-    """Read and check one result file. Raises InputError."""
+def load_run(path: str, summary: bool = False) -> Run:
+    """Read and check one result file. Raises InputError. summary: each case keeps its ranks'
+    medians and their standard errors, not the iterations, and /links is not read (Run.links
+    {}): what `suspects` and `validate` judge, in O(cases x ranks) memory, where the
+    iterations of a fleet's file are O(cases x ranks x iterations), and its link matrices
+    [sizes, ranks, ranks]."""
     _precheck(path)
     timeout = READ_TIMEOUT_S or read_timeout_s()
     try:
         ctx = multiprocessing.get_context("fork")
     except ValueError:  # no fork (not Linux): read in this process
-        return _load_here(path)
+        return _load_here(path, summary)
     recv, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_load_in_child, args=(send, path), daemon=True)
+    child = ctx.Process(target=_load_in_child, args=(send, path, summary), daemon=True)
     child.start()
     send.close()
     try:
@@ -300,10 +317,10 @@ def load_run(path: str) -> Run:
     raise RuntimeError(f"reading {path} failed inside gdranalysis (a bug):\n{value}")
 
 
-def _load_in_child(send, path):
+def _load_in_child(send, path, summary):
     try:
         try:
-            out = ("run", _load_here(path))
+            out = ("run", _load_here(path, summary))
         except InputError as e:
             out = ("input", str(e))
         except BaseException:  # a bug: hand the traceback to the parent
@@ -323,7 +340,7 @@ def _precheck(path):
         raise InputError(f"{path}: is a directory, not a result file")
 
 
-def _load_here(path: str) -> Run:
+def _load_here(path: str, summary: bool = False) -> Run:
     """load_run's work, in this process (no protection against libhdf5)."""
     _precheck(path)
     try:
@@ -338,7 +355,7 @@ def _load_here(path: str) -> Run:
         raise InputError(f"{path}: not an HDF5 file")
     try:
         with h5py.File(path, "r") as f:
-            return _read(path, f)
+            return _read(path, f, summary)
     except InputError:
         raise
     except (OSError, KeyError, ValueError, TypeError, RuntimeError) as e:
@@ -352,7 +369,7 @@ def _load_here(path: str) -> Run:
         raise InputError(f"{path}: unreadable HDF5 file, truncated or corrupt ({msg})") from e
 
 
-def _read(path, f) -> Run:
+def _read(path, f, summary=False) -> Run:
     import h5py
     from .schema_patterns import read_flows, read_links
     if "schema_version" not in f.attrs:
@@ -448,7 +465,10 @@ def _read(path, f) -> Run:
         key = case_key(a)
         seen[key] = seen.get(key, 0) + 1
         fl = read_flows(path, name, g, a) if "pattern" in a else None
-        return Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl)
+        c = Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl)
+        if summary:
+            c.summarize()
+        return c
 
     # A run that did not end `complete` (a full disk, a kill) may hold a case
     # cut short as it was written: that case is left out with a note, the
@@ -470,7 +490,8 @@ def _read(path, f) -> Run:
     if not hosts:
         hosts = ["?"] * min(nranks, max_bytes)
     return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
-               environment=env, cases=cases, warnings=run_warnings, links=read_links(path, f, nranks),
+               environment=env, cases=cases, warnings=run_warnings,
+               links={} if summary else read_links(path, f, nranks),
                gpus=devices["gpu"], hcas=devices["hca"])
 
 

@@ -38,7 +38,7 @@ from .schema import InputError
 from .intervals import wilson
 from . import schedule
 from .simulate import load_model, parse_cells, parse_hosts, wall_time_s
-from .suspects import _median_se
+from .robust import median_se as _median_se
 
 HOSTLINK_SE = 1.7725   # suspects._host_blocks: a block of one link, sqrt(2) x 1.2533
 
@@ -190,7 +190,7 @@ def check_small(model, H, trials, rng, judge_args):
             fault = Fault("healthy") if t % 2 == 0 else Fault("link", 10.0 + 5 * (t % 3), (hosts[1], hosts[2]))
             p = os.path.join(wd, "run.h5")
             truth = write_run(p, model, hosts, 1, fault, rng)
-            run = load_run(p)
+            run = load_run(p, summary=True)
             rep = analyze(run, **judge_args)
             st = host_verdicts(hosts, findings_of(rep, run), {}, {})
             by_file = {i for i, v in enumerate(st) if v.status != "healthy"}

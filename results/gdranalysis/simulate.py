@@ -124,7 +124,7 @@ def trial(model, nhosts, rpg, fault, rng, workdir, judge_args):
     ran = [h for h in hosts if not (fault.cls == "down" and h == fault.target[0])]
     path = os.path.join(workdir, "run.h5")
     write_run(path, model, ran, rpg, fault if fault.cls != "down" else Fault("healthy"), rng)
-    run = load_run(path)
+    run = load_run(path, summary=True)
     rep = analyze(run, **judge_args)
     findings = findings_of(rep, run)
     failed = {h: "did not answer the roll call" for h in hosts if h not in ran}

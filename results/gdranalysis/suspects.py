@@ -41,6 +41,7 @@ import numpy as np
 
 from . import schedule
 from .links import LINK_PATTERNS
+from .robust import group_medians, loo_robust, robust
 from .schema import InputError, Run, case_matches, format_bytes
 from .text import columns, fmt_num
 
@@ -48,103 +49,79 @@ DEFAULT_Z = 5.0
 DEFAULT_MIN_SLOWDOWN_PCT = 25.0
 DEFAULT_P0 = 0.02     # outliers per comparison in healthy runs (measured, see the module doc)
 DEFAULT_ALPHA = 1e-3
-MAD_SD = 1.4826
+LINK, HOSTLINK, RANK = "link", "hostlink", "rank"   # what a comparison judges (sender, receiver: a rank)
 
 
 @dataclasses.dataclass
-class Finding:
-    kind: str        # "link", "sender", "receiver", "rank", "hostlink"
-    what: str        # "2>3", "rank 2"
-    ranks: tuple
-    group: str       # "latency mpi host direct rounds 64K"
+class _Batch:
+    """One group's comparisons of one kind, as arrays: a fleet's file makes millions, and a
+    Python object each was the wall (46 GB at 1,024 x 8). item: ids within `of` (link: s x
+    2^32 + d, host link: host indices the same way, rank: the rank); what(id): its name."""
+    kind: str            # link, hostlink, sender, receiver, rank
+    of: str              # LINK, HOSTLINK or RANK: the thing judged
+    ids: np.ndarray
+    what: object
+    group: str
     pattern: str
-    ratio: float     # how many times slower than the median of its peers
-    z: float
-    outlier: bool
-
-
-def _robust(v):
-    v = v[np.isfinite(v)]
-    if v.size == 0:
-        return np.nan, np.nan
-    m = float(np.median(v))
-    return m, MAD_SD * float(np.median(np.abs(v - m)))
-
-
-def _loo_median(f, p):
-    """The median of sorted `f` with the elements at sorted positions `p` (an array) left out, each
-    on its own: the sorted remainder's j-th value is f[j] below p and f[j + 1] from p on."""
-    m = f.size - 1
-    if m <= 0:
-        return np.full(p.shape, np.nan)
-    at = lambda j: np.where(j < p, f[np.minimum(j, f.size - 1)], f[np.minimum(j + 1, f.size - 1)])  # noqa: E731
-    if m % 2:
-        return at((m - 1) // 2)
-    return (at(m // 2 - 1) + at(m // 2)) / 2
-
-
-def _loo_robust(values):
-    """(medians, sds): for every i, exactly `_robust(np.delete(values, i))`, in O(n log n)
-    rather than O(n^2): judging each of a fleet's thousands of links or hosts against the
-    others. The median of all but one sorted value is one of at most three; for each, the
-    deviations are sorted once and the one left out is found by its position."""
-    v = np.asarray(values, dtype=float)
-    n = v.size
-    med, sd = np.full(n, np.nan), np.full(n, np.nan)
-    fin = np.flatnonzero(np.isfinite(v))
-    m_all, sd_all = _robust(v)
-    med[~np.isfinite(v)], sd[~np.isfinite(v)] = m_all, sd_all  # leaving out a NaN changes nothing
-    if fin.size == 0:
-        return med, sd
-    order = fin[np.argsort(v[fin], kind="stable")]
-    f = v[order]
-    rank_of = np.empty(v.size, dtype=int)
-    rank_of[order] = np.arange(fin.size)
-    p = rank_of[fin]                                   # each finite value's sorted position
-    mloo = _loo_median(f, p)
-    med[fin] = mloo
-    for c in np.unique(mloo[np.isfinite(mloo)]):
-        sel = mloo == c
-        dev = np.abs(f - c)
-        dorder = np.argsort(dev, kind="stable")
-        drank = np.empty(f.size, dtype=int)
-        drank[dorder] = np.arange(f.size)
-        sd[fin[sel]] = MAD_SD * _loo_median(dev[dorder], drank[p[sel]])
-    return med, sd
-
-
-def _median_se(times):
-    """Standard error (log units) of the median of one rank's iterations."""
-    t = times[np.isfinite(times) & (times > 0)]
-    if t.size < 3:
-        return np.nan
-    _, sd = _robust(np.log(t))
-    return 1.2533 * sd / np.sqrt(t.size)
+    ratio: np.ndarray
+    z: np.ndarray
+    outlier: np.ndarray
 
 
 class _Collector:
     def __init__(self, z, min_ratio):
         self.z, self.min_ratio = z, min_ratio
-        self.findings = []
+        self.batches = []
 
-    def judge_all(self, kind, whats, ranks, group, pattern, values, floor, leave_out=False):
+    def judge_all(self, kind, of, ids, what, group, pattern, values, floor, leave_out=False):
         """Judges each of `values` (log times of comparable things) against all of them, or
         (leave_out) against the others only: its ratio to their median and z over their robust
-        sd (at least `floor`: one value or one per item). O(n log n) a group, so a fleet's
-        thousands of links or hosts are judged in seconds."""
+        sd (at least `floor`: one value or one per item). O(n log n) a group."""
         values = np.asarray(values, dtype=float)
         if leave_out:
-            med, mad = _loo_robust(values)
+            med, mad = loo_robust(values)
         else:
-            m, d = _robust(values)
+            m, d = robust(values)
             med, mad = np.full(values.size, m), np.full(values.size, d)
         fl = np.broadcast_to(np.asarray(floor, dtype=float), values.shape)
         scale = np.maximum(np.maximum(mad, np.where(np.isfinite(fl), fl, 0.0)), 1e-12)
         d = values - med
         ratio, z = np.exp(d), d / scale
-        for i, what in enumerate(whats):
-            self.findings.append(Finding(kind, what, tuple(ranks[i]), group, pattern, float(ratio[i]),
-                                         float(z[i]), bool(z[i] > self.z and ratio[i] > self.min_ratio)))
+        self.batches.append(_Batch(kind, of, np.asarray(ids, dtype=np.int64), what, group, pattern, ratio, z,
+                                   (z > self.z) & (ratio > self.min_ratio)))
+
+    def judged(self):
+        return sum(b.ids.size for b in self.batches)
+
+    def outliers(self):
+        return sum(int(b.outlier.sum()) for b in self.batches)
+
+    def tallies(self, of):
+        """(ids, comparisons, outliers) of every item of kind `of`, ids in order of first judging."""
+        bs = [b for b in self.batches if b.of == of]
+        if not bs:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=int), np.zeros(0, dtype=int)
+        ids = np.concatenate([b.ids for b in bs])
+        out = np.concatenate([b.outlier for b in bs])
+        uk, first, inv = np.unique(ids, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
+        m, k = np.bincount(inv, minlength=uk.size), np.bincount(inv, weights=out, minlength=uk.size)
+        return uk[order], m[order], k[order].astype(int)
+
+    def outliers_of(self, of, ids):
+        """{id: [(kind, group, pattern, ratio, z)]}: the outlier comparisons of these items, in the
+        order they were made."""
+        want, got = np.asarray(sorted(ids), dtype=np.int64), collections.defaultdict(list)
+        for b in self.batches:
+            if b.of != of:
+                continue
+            for i in np.flatnonzero(b.outlier & np.isin(b.ids, want)):
+                got[int(b.ids[i])].append((b.kind, b.group, b.pattern, float(b.ratio[i]), float(b.z[i]), b.what))
+        return got
+
+
+def _pair_ids(a, b):
+    return np.asarray(a, dtype=np.int64) * (1 << 32) + np.asarray(b, dtype=np.int64)
 
 
 def _group_label(a, pattern):
@@ -161,71 +138,92 @@ def _link_groups(cases):
     return g
 
 
-def _host_blocks(col, run, T, links, label, pattern, floor):
+def _links_of(cases, n):
+    """(src, dst, log median, se of the sender's median) of a group's links, sorted by (src,
+    dst); a link measured twice keeps its last case, as a matrix written case by case would.
+    Also the floor: the median se over every link measurement."""
+    parts, ses = [], []
+    for c in cases:
+        fl = c.flows if c.flows is not None else np.array(c.links(), dtype=np.int64).reshape(-1, 2)
+        s, d = fl[:, 0].astype(np.int64), fl[:, 1].astype(np.int64)
+        med, se = c.rank_medians(), c.rank_se()
+        ok = (s >= 0) & (s < n) & (d >= 0) & (d < n)
+        s, d = s[ok], d[ok]
+        with np.errstate(invalid="ignore"):
+            ok = med[s] > 0
+        s, d = s[ok], d[ok]
+        parts.append((s, d, np.log(med[s])))
+        ses.append(se[s])
+    s, d, v = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    se = np.concatenate(ses) if ses else np.zeros(0)
+    floor = float(np.nanmedian(se)) if np.isfinite(se).any() else np.nan
+    key = _pair_ids(s, d)
+    last = key.size - 1 - np.unique(key[::-1], return_index=True)[1]   # sorted by key, last occurrence
+    last = last[np.isfinite(v[last])]
+    return s[last], d[last], v[last], floor
+
+
+def _host_blocks(col, host_idx, hosts, s, d, T, label, pattern, floor):
     """Median link time per ordered host pair (a block: host A's ranks sending to host B's),
     each block judged against the other blocks of its class (intra-host or not, leave-out).
     Returns T less each link's block median: what is left for the ranks and links to explain.
     A slow direction between hosts (node2 -> node1) moves a whole block; left in, it would make
     the receivers on node1 look slow (most of their senders are on node2) and, with half of the
     cross-host links slow, inflate the spread that those links are judged by."""
-    blocks = collections.defaultdict(list)
-    for s, d in links:
-        blocks[(run.host_of(s), run.host_of(d))].append((s, d))
-    med = {b: float(np.median([T[l] for l in ls])) for b, ls in blocks.items()}
-    R = T.copy()
+    hs, hd = host_idx[s], host_idx[d]
+    bkey = _pair_ids(hs, hd)
+    bk, med = group_medians(bkey, T)
+    inv = np.searchsorted(bk, bkey)
+    count = np.bincount(inv, minlength=bk.size)
     # One rank per host: a block is one link, taking it out would leave nothing for the links,
     # senders and receivers (a host sending 25% slower to all was then never named).
-    single = all(len(ls) == 1 for ls in blocks.values())
-    for b, ls in blocks.items():
-        for l in ls:
-            R[l] -= 0.0 if single else med[b]
-    _, sd = _robust(np.array([R[l] for l in links]))
+    R = T if (count == 1).all() else T - med[inv]
+    _, sd = robust(R)
+    ba, bb = bk >> 32, bk & 0xFFFFFFFF
     for cls in (True, False):
-        bs = sorted(b for b in blocks if (b[0] == b[1]) == cls)
-        if len(bs) < 2:
+        sel = np.flatnonzero((ba == bb) == cls)
+        if sel.size < 2:
             continue
-        vals = np.array([med[b] for b in bs])
-        fls = []
-        for b in bs:
-            # the difference of two block medians: sqrt(2) x 1.2533 sd / sqrt(links)
-            se = 1.7725 * sd / np.sqrt(len(blocks[b])) if np.isfinite(sd) else np.nan
-            fls.append(np.nanmax([floor, se]) if np.isfinite([floor, se]).any() else np.nan)
-        col.judge_all("hostlink", [f"{b[0]}>{b[1]}" for b in bs],
-                      [tuple(sorted({r for l in blocks[b] for r in l})) for b in bs], label, pattern, vals, fls,
-                      leave_out=True)
+        sel = sel[sorted(range(sel.size), key=lambda i: (hosts[ba[sel[i]]], hosts[bb[sel[i]]]))]
+        # the difference of two block medians: sqrt(2) x 1.2533 sd / sqrt(links)
+        se = 1.7725 * sd / np.sqrt(count[sel]) if np.isfinite(sd) else np.full(sel.size, np.nan)
+        col.judge_all("hostlink", HOSTLINK, bk[sel], lambda i: f"{hosts[i >> 32]}>{hosts[i & 0xFFFFFFFF]}",
+                      label, pattern, med[sel], np.fmax(floor, se), leave_out=True)
     return R
 
 
-def _judge_links(col, run, key, cases, n):
-    T = np.full((n, n), np.nan)
-    se = []
-    for c in cases:
-        med = c.rank_medians()
-        for s, d in c.links():
-            if 0 <= s < n and 0 <= d < n and med[s] > 0:
-                T[s, d] = np.log(med[s])
-                se.append(_median_se(c.times[s]))
-    floor = float(np.nanmedian(se)) if se and np.isfinite(se).any() else np.nan
+class _Hosts:
+    """Each rank's host as an index into the run's host names (sorted), for ranks 0..n-1."""
+    def __init__(self, run, n):
+        self.names = sorted({run.host_of(r) for r in range(n)})
+        where = {h: i for i, h in enumerate(self.names)}
+        self.of = np.array([where[run.host_of(r)] for r in range(n)], dtype=np.int64)
+
+
+def _ranks_by_host(run):
+    out = collections.defaultdict(list)
+    for r in range(run.nranks):
+        out[run.host_of(r)].append(r)
+    return out
+
+
+def _judge_links(col, hosts, key, cases, n):
+    s, d, T, floor = _links_of(cases, n)
     label = _group_label(cases[0].attrs, key[4])
-    T = _host_blocks(col, run, T, [(int(s), int(d)) for s, d in zip(*np.nonzero(np.isfinite(T)))],
-                     label, key[4], floor)
-    host = np.array([run.host_of(r) for r in range(n)], dtype=object)
-    same = host[:, None] == host[None, :]
-    finite = np.isfinite(T)
-    if finite.sum() < 3:
+    host_idx = hosts.of
+    T = _host_blocks(col, host_idx, hosts.names, s, d, T, label, key[4], floor)
+    if s.size < 3:
         return
+    same = host_idx[s] == host_idx[d]
     for cls in (True, False):
-        ss, ds = np.nonzero(finite & (same == cls))
-        if ss.size >= 3:
-            col.judge_all("link", [f"{s}>{d}" for s, d in zip(ss, ds)], [(int(s), int(d)) for s, d in zip(ss, ds)],
-                          label, key[4], T[ss, ds], floor)
-    with np.errstate(all="ignore"):
-        rows, cols = np.nanmedian(T, axis=1), np.nanmedian(T, axis=0)
-    for kind, eff in (("sender", rows), ("receiver", cols)):
-        active = [r for r in range(n) if np.isfinite(eff[r])]
-        if len(active) >= 4:  # the judged rank against at least 3 others
-            col.judge_all(kind, [f"rank {r}" for r in active], [(r,) for r in active], label, key[4], eff[active],
-                          floor, leave_out=True)
+        sel = same == cls
+        if sel.sum() >= 3:
+            col.judge_all("link", LINK, _pair_ids(s[sel], d[sel]), lambda i: f"{i >> 32}>{i & 0xFFFFFFFF}",
+                          label, key[4], T[sel], floor)
+    for kind, who in (("sender", s), ("receiver", d)):
+        active, eff = group_medians(who, T)
+        if active.size >= 4:  # the judged rank against at least 3 others
+            col.judge_all(kind, RANK, active, lambda i: f"rank {i}", label, key[4], eff, floor, leave_out=True)
 
 
 def _judge_rank_rows(col, c):
@@ -240,13 +238,12 @@ def _judge_rank_rows(col, c):
     for r in range(n):
         if np.isfinite(med[r]) and med[r] > 0:
             by_role[role[r]].append(r)
-    floor = np.nanmedian([_median_se(c.times[r]) for r in range(n)]) if n else np.nan
+    floor = np.nanmedian(c.rank_se()) if n else np.nan
     label = _group_label(c.attrs, f"{c.pattern}{c.attrs.get('step', '')}")
     for ranks in by_role.values():
         if len(ranks) < 3:
             continue
-        col.judge_all("rank", [f"rank {r}" for r in ranks], [(r,) for r in ranks], label, c.pattern,
-                      np.log(med[ranks]), floor)
+        col.judge_all("rank", RANK, ranks, lambda i: f"rank {i}", label, c.pattern, np.log(med[ranks]), floor)
 
 
 @dataclasses.dataclass
@@ -297,9 +294,35 @@ def _retest():
     return retest
 
 
+def _suspects_of(col, run, of, p0, alpha):
+    """The items of kind `of` that were outliers in more comparisons than chance allows."""
+    from scipy.stats import binom
+    ids, m, k = col.tallies(of)
+    two = k >= 2                                           # one outlier is never enough
+    p = np.ones(ids.size)
+    p[two] = binom.sf(k[two] - 1, m[two], p0)
+    sel = np.flatnonzero(two & (p < alpha))
+    outs = col.outliers_of(of, ids[sel])
+    ranks_on = _ranks_by_host(run)
+    found = []
+    for i in sel:
+        out = outs[int(ids[i])]
+        worst = max(out, key=lambda o: o[3])
+        what = worst[5](int(ids[i]))
+        if of == HOSTLINK:
+            a, b = what.split(">")
+            hosts, members = what, [f"{s}>{d}" for s in ranks_on[a] for d in ranks_on[b] if s != d]
+        else:
+            ranks = (int(ids[i]) >> 32, int(ids[i]) & 0xFFFFFFFF) if of == LINK else (int(ids[i]),)
+            hosts, members = ">".join(sorted({run.host_of(r) for r in ranks})), []
+        found.append(Suspect(of, what, hosts, int(k[i]), int(m[i]), float(np.median([o[3] for o in out])),
+                             max(o[4] for o in out), sorted({o[2] for o in out}), worst[1], float(p[i]),
+                             sorted({o[0] for o in out}), members))
+    return found
+
+
 def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, spec=None,
             p0=DEFAULT_P0, alpha=DEFAULT_ALPHA) -> SuspectReport:
-    from scipy.stats import binom
     if not z > 0:
         raise InputError(f"--z {z}: must be > 0")
     if not (0 < p0 < 1 and 0 < alpha < 1):
@@ -308,11 +331,11 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
     cases = [c for c in run.cases if not spec or case_matches(c, spec)]
     if spec and not cases:
         raise InputError(f"{run.path}: no case matches --case")
-    groups = 0
+    groups, hosts = 0, _Hosts(run, max([run.nranks] + [c.times.shape[0] for c in cases]))
     for key, cs in sorted(_link_groups(cases).items(), key=lambda kv: str(kv[0])):
         n = max(c.times.shape[0] for c in cs)
         if key[4] in LINK_PATTERNS:
-            _judge_links(col, run, key, cs, n)
+            _judge_links(col, hosts, key, cs, n)
         else:
             for c in cs:
                 _judge_rank_rows(col, c)
@@ -320,26 +343,9 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
     if not groups:
         raise InputError(f"{run.path}: no point-to-point case to judge (run latency, bw or bibw with "
                          "--pattern rounds or --pairs all)")
-    by = collections.defaultdict(list)
-    for f in col.findings:
-        by[(f.kind if f.kind in ("link", "hostlink") else "rank", f.what)].append(f)
     suspects = []
-    for (kind, what), fs in by.items():
-        out = [f for f in fs if f.outlier]
-        p = float(binom.sf(len(out) - 1, len(fs), p0)) if out else 1.0
-        if len(out) < 2 or p >= alpha:
-            continue
-        worst = max(out, key=lambda f: f.ratio)
-        hosts = what if kind == "hostlink" else ">".join(sorted({run.host_of(r) for r in fs[0].ranks}))
-        members = []
-        if kind == "hostlink":
-            a, b = what.split(">")
-            members = [f"{s}>{d}" for s in range(run.nranks) for d in range(run.nranks)
-                       if s != d and run.host_of(s) == a and run.host_of(d) == b]
-        suspects.append(Suspect(kind, what, hosts, len(out), len(fs),
-                                float(np.median([f.ratio for f in out])), max(f.z for f in out),
-                                sorted({f.pattern for f in out}), worst.group, p, sorted({f.kind for f in out}),
-                                members))
+    for of in (LINK, HOSTLINK, RANK):
+        suspects += _suspects_of(col, run, of, p0, alpha)
     rec = schedule.recorded(run)
     if rec and rec.rank_rail:  # host-rounds: each link is one rail between two hosts
         for sus in suspects:
@@ -349,9 +355,9 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
     bad_ranks = {int(s.what.split()[1]) for s in suspects if s.what.startswith("rank ")}
     all_hosts = sorted(set(run.hosts[:run.nranks]))
     slow_dirs = {tuple(s.what.split(">")) for s in suspects if s.kind == "hostlink"}
-    hosts = []
+    hosts, by_host = [], _ranks_by_host(run)
     for h in all_hosts:
-        mine = [r for r in range(run.nranks) if run.host_of(r) == h]
+        mine = by_host[h]
         if mine and all(r in bad_ranks for r in mine) and len(all_hosts) > 1:
             hosts.append(h)
         # Every other host slow from it (or to it), where the others are two or more: one host
@@ -361,7 +367,7 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
                                                     or all((o, h) in slow_dirs for o in others)):
             hosts.append(h)
     return SuspectReport(run=run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, alpha=alpha, groups=groups,
-                         judged=len(col.findings), outliers=sum(f.outlier for f in col.findings),
+                         judged=col.judged(), outliers=col.outliers(),
                          suspects=suspects, hosts=hosts, schedule=rec.describe() if rec else "",
                          schedule_problems=schedule.host_rounds_problems(run, rec) if rec and rec.hosts else [],
                          retest=_retest().analyze(run) if not spec else None)

@@ -238,7 +238,7 @@ def _retest_rounds(a):
 def _judge(a, h5, ran_on, notes):
     from .schema import load_run
     from .suspects import analyze
-    run = load_run(h5)
+    run = load_run(h5, summary=True)  # the ranks' medians: what is judged, in O(cases x ranks)
     if not run.cases:
         return run, None
     # The ranks' hostnames may differ from the allocation's names (FQDN, an address): the

@@ -190,7 +190,7 @@ class LeaveOneOut(unittest.TestCase):
     against the others: exactly (bit for bit) the brute force, with ties and NaNs."""
 
     def test_equals_the_brute_force(self):
-        from gdranalysis.suspects import _loo_robust, _robust
+        from gdranalysis.robust import loo_robust as _loo_robust, robust as _robust
         rng = np.random.default_rng(7)
         for _ in range(1500):
             n = int(rng.integers(1, 14))
@@ -203,3 +203,67 @@ class LeaveOneOut(unittest.TestCase):
             for i in range(n):
                 want = _robust(np.delete(v, i))
                 np.testing.assert_array_equal([med[i], sd[i]], want, err_msg=f"{v}, leaving out {i}")
+
+
+class ArrayStatistics(unittest.TestCase):
+    """The statistics `suspects` judges a fleet's millions of links with, as arrays: exactly the
+    plain numpy expression each replaces, with NaN, inf, zeros and ties."""
+
+    def test_equal_the_plain_expressions(self):
+        from gdranalysis import robust
+        rng = np.random.default_rng(11)
+        for _ in range(400):
+            r, c = int(rng.integers(1, 7)), int(rng.integers(0, 9))
+            x = rng.lognormal(size=(r, c))
+            u = rng.random((r, c))
+            x[u < 0.2], x[(u > 0.2) & (u < 0.25)], x[(u > 0.25) & (u < 0.28)] = np.nan, 0.0, np.inf
+            if rng.random() < 0.3:
+                x = np.round(x, 1)  # ties
+            med, se = robust.row_medians(x), robust.median_se_rows(x)
+            for i, row in enumerate(x):
+                kept = row[~np.isnan(row)]
+                np.testing.assert_array_equal(med[i], np.median(kept) if kept.size else np.nan, err_msg=f"{row}")
+                np.testing.assert_array_equal(se[i], robust.median_se(row), err_msg=f"{row}")
+            keys = rng.integers(0, 4, x.size)
+            for k, m in zip(*robust.group_medians(keys, x.ravel())):
+                v = x.ravel()[keys == k]
+                v = v[~np.isnan(v)]
+                np.testing.assert_array_equal(m, np.median(v) if v.size else np.nan, err_msg=f"{v}")
+
+
+class SummaryRead(TempDirCase):
+    """`suspects` and `validate` read each case's rank medians only (load_run(summary=True)):
+    the same report as a full read, on real runs and on a simulated host-rounds file of the
+    schema a real one has, and no iteration or link matrix held."""
+
+    def _same(self, path, **kw):
+        from gdranalysis.suspects import analyze
+        full, summ = load_run(path), load_run(path, summary=True)
+        self.assertEqual(summ.links, {})
+        self.assertTrue(all(c.times.shape == (c.times.shape[0], 0) for c in summ.cases))
+        a, b = analyze(full, **kw).as_dict(), analyze(summ, **kw).as_dict()
+        self.assertEqual(json.dumps(a, sort_keys=True, default=str), json.dumps(b, sort_keys=True, default=str))
+        return b
+
+    def test_real_runs_judged_alike(self):
+        run4 = make_run(os.path.join(self.tmp, "np4.h5"), "-t", "bw", "-b", "1K", "-e", "4K", "-n", "6",
+                        "--window", "8", "--pattern", "rounds,incast", np=4)
+        self.assertGreater(self._same(run4)["judged"], 0)
+        self._same(run4, z=5.0, min_slowdown_pct=7.0, p0=0.01)
+
+    def test_simulated_host_rounds_fleet_file(self):
+        from gdranalysis import schedule
+        from gdranalysis.sim_files import Fault, write_host_rounds_run
+        from gdranalysis.sim_noise import NoiseModel
+        model = NoiseModel.from_json(os.path.join(os.path.dirname(__file__), "..", "..", "results", "archive",
+                                                  "20261204_sim-vs-cluster-quiet-noise-16h-mpi.json"))
+        hosts = [f"h{i}" for i in range(7)]
+        for fault, rounds in ((Fault("nic-egress", 25, ("h3",)), 0), (Fault("healthy"), 4)):
+            p = os.path.join(self.tmp, f"hr-{fault.cls}.h5")
+            write_host_rounds_run(p, model, hosts, 4, fault, np.random.default_rng(5), max_rounds=rounds)
+            run = load_run(p, summary=True)
+            rec = schedule.recorded(run)
+            self.assertEqual(schedule.host_rounds_problems(run, rec), [])  # flows as gdrbench schedules them
+            self.assertEqual(len(run.cases), len(model.bytes) * schedule.steps("host-rounds", 28, 7, max_rounds=rounds))
+            rep = self._same(p, z=5.0, min_slowdown_pct=7.0, p0=0.01)
+            self.assertEqual(rep["hosts"], ["h3"] if fault.cls != "healthy" else [])
