@@ -271,13 +271,17 @@ void Retest::ends(const std::string& key, const Group& g, std::map<retest::Link,
     std::map<int, std::vector<double>> by;
     for (auto& [l, t] : g.log_t) by[send ? l.first : l.second].push_back(t);
     if (by.size() < 4) continue;
-    std::map<int, double> eff;
-    for (auto& [r, ts] : by) eff[r] = outlier::median(ts);
-    for (auto& [r, v] : eff) {
-      std::vector<double> others;
-      for (auto& [o, u] : eff)
-        if (o != r) others.push_back(u);
-      auto [m, mad] = outlier::robust(others);
+    std::vector<int> ranks;
+    std::vector<double> eff;
+    for (auto& [r, ts] : by) {
+      ranks.push_back(r);
+      eff.push_back(outlier::median(ts));
+    }
+    const auto loo = outlier::loo_robust(eff);  // each rank against the others
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const int r = ranks[i];
+      const double v = eff[i];
+      auto [m, mad] = loo[i];
       const double scale = std::max({mad, std::isfinite(floor) ? floor : 0.0, 1e-12});
       if (!rule_.outlier(v, m, scale)) continue;
       for (auto& [l, t] : g.log_t) {
@@ -285,7 +289,7 @@ void Retest::ends(const std::string& key, const Group& g, std::map<retest::Link,
         if (g.directions == 1) ++per_group[key];
         if (!why.count(l))
           why[l] = fmt::format("rank {} {} {:.2f}x the median of {} other ranks (z {:.1f}) in {}", r,
-                               send ? "sending" : "receiving", std::exp(v - m), others.size(), (v - m) / scale, key);
+                               send ? "sending" : "receiving", std::exp(v - m), ranks.size() - 1, (v - m) / scale, key);
       }
     }
   }
@@ -299,17 +303,18 @@ bool Retest::start(std::vector<std::string>& notes) {
     std::vector<double> ses;
     for (auto& [l, v] : g.se) ses.push_back(v);
     const double floor = outlier::median(ses);
+    if (g.log_t.size() < 4) continue;  // each link against 3 others at least
+    std::vector<double> vals;
+    for (auto& [l, t] : g.log_t) vals.push_back(t);
+    const auto loo = outlier::loo_robust(vals);  // O(n log n): a fleet's millions of links
+    std::size_t i = 0;
     for (auto& [l, t] : g.log_t) {
-      std::vector<double> others;
-      for (auto& [o, u] : g.log_t)
-        if (o != l) others.push_back(u);
-      if (others.size() < 3) continue;
-      auto [m, mad] = outlier::robust(others);
+      auto [m, mad] = loo[i++];
       const double scale = std::max({mad, std::isfinite(floor) ? floor : 0.0, 1e-12});
       if (!rule_.outlier(t, m, scale)) continue;
       if (g.directions == 1) ++per_group[key];
       if (!why.count(l))
-        why[l] = fmt::format("{:.2f}x the median of {} other links (z {:.1f}) in {}", std::exp(t - m), others.size(),
+        why[l] = fmt::format("{:.2f}x the median of {} other links (z {:.1f}) in {}", std::exp(t - m), vals.size() - 1,
                              (t - m) / scale, key);
     }
   }

@@ -343,6 +343,7 @@ class Sweep {
     if (boot_.rank() == 0) {
       for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
       meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
+      for (const LiveFinding& f : live_.finish()) report_live(f, sinks_);  // what a throttled group left
       if (std::string s = live_.summary(); !s.empty())
         for (auto& k : sinks_) k->note(s);
     }

@@ -3,7 +3,9 @@
 // The rule must name it once, after the onset, and name nothing healthy.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
 #include <random>
 #include <set>
 
@@ -56,6 +58,7 @@ std::vector<std::pair<int, LiveFinding>> feed(const Sim& sim, LiveSettings ls = 
       }
       for (const LiveFinding& f : live.add(r, hosts)) out.emplace_back(index, f);
     }
+  for (const LiveFinding& f : live.finish()) out.emplace_back(index, f);  // after the last case
   return out;
 }
 
@@ -131,6 +134,49 @@ TEST(LiveVerdicts, NoBaselineNoVerdict) {
   EXPECT_EQ(feed(sim).size(), 1u);
   sim.hosts = 3;  // 6: never
   EXPECT_TRUE(feed(sim).empty());
+}
+
+// Above LiveVerdicts::kJudgeEveryCase links a size (160 hosts: 25,440) a group is judged at most
+// every kJudgeEveryS seconds and at finish: the same host links and host are named, once each,
+// and no healthy one.
+TEST(LiveVerdicts, FleetScaleGroupsJudgedLessOftenNameTheSame) {
+  Sim sim;
+  sim.hosts = 160;
+  sim.onset = 0;
+  sim.slowed = [](int a, int) { return a == 3; };
+  auto got = feed(sim);
+  std::set<std::string> what;
+  for (auto& [i, f] : got) {
+    EXPECT_TRUE(what.insert(f.kind + " " + f.what).second) << f.what;
+    EXPECT_TRUE(f.kind == "host" ? f.what == "h3" : f.what.rfind("h3>", 0) == 0) << f.what;
+  }
+  EXPECT_EQ(what.size(), 160u);  // h3's 159 host links and h3 itself
+  EXPECT_GT(static_cast<std::size_t>(sim.hosts * (sim.hosts - 1)), LiveVerdicts::kJudgeEveryCase);
+}
+
+// The O(n log n) leave-one-out median and MAD that the retests judge a fleet's links with:
+// exactly (bit for bit) the copy-the-others way, with ties and NaNs.
+TEST(Outlier, LeaveOneOutEqualsTheBruteForce) {
+  std::mt19937 rng(7);
+  std::normal_distribution<double> normal;
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int n = 1 + static_cast<int>(rng() % 13);
+    std::vector<double> v(n);
+    for (double& x : v) x = normal(rng);
+    if (rng() % 3 == 0) v[rng() % n] = std::numeric_limits<double>::quiet_NaN();
+    if (rng() % 5 < 2)
+      for (double& x : v) x = std::round(x);  // ties
+    const auto loo = outlier::loo_robust(v);
+    for (int i = 0; i < n; ++i) {
+      std::vector<double> others(v);
+      others.erase(others.begin() + i);
+      const auto want = outlier::robust(others);
+      auto same = [](double a, double b) { return (std::isnan(a) && std::isnan(b)) || a == b; };
+      ASSERT_TRUE(same(loo[i].first, want.first) && same(loo[i].second, want.second))
+          << "trial " << trial << " i " << i << ": " << loo[i].first << "," << loo[i].second << " want "
+          << want.first << "," << want.second;
+    }
+  }
 }
 
 }  // namespace
