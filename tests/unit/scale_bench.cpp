@@ -16,6 +16,8 @@
 #include <random>
 #include <string>
 
+#include <sys/resource.h>
+
 #include "collectives/patterns.h"
 #include "collectives/test.h"
 #include "live_verdicts.h"
@@ -23,6 +25,12 @@
 
 namespace {
 using namespace gdr;
+
+double peak_rss_mib() {  // of this process so far: run one size per process to read it per size
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss / 1024.0;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -67,7 +75,8 @@ void bench_retest(int n) {
   const auto t1 = std::chrono::steady_clock::now();
   std::vector<std::string> notes;
   const bool any = rt.start(notes);
-  std::printf("| %d | %zu | %.2f | %.2f | %s |\n", n, links, add_s, seconds_since(t1), any ? "yes" : "no");
+  std::printf("| %d | %zu | %.2f | %.2f | %s | %.0f |\n", n, links, add_s, seconds_since(t1), any ? "yes" : "no",
+              peak_rss_mib());
 }
 
 void bench_live(int n, int per_host) {
@@ -92,7 +101,8 @@ void bench_live(int n, int per_host) {
   const auto t0 = std::chrono::steady_clock::now();
   found += lv.finish().size();
   total += seconds_since(t0);
-  std::printf("| %d x %d | %zu | %.2f | %.4f | %zu |\n", n / per_host, per_host, links, total, worst, found);
+  std::printf("| %d x %d | %zu | %.2f | %.4f | %zu | %.0f |\n", n / per_host, per_host, links, total, worst, found,
+              peak_rss_mib());
 }
 }  // namespace
 
@@ -103,8 +113,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const int per_host = std::stoi(argv[2]);
-  std::printf(what == "retest" ? "| ranks | links | add s | start s | something to retest |\n| --- | --- | --- | --- | --- |\n"
-                               : "| hosts x ranks | links, 2 sizes | add and finish s, all cases | slowest case s | findings |\n| --- | --- | --- | --- | --- |\n");
+  std::printf(what == "retest" ? "| ranks | links | add s | start s | something to retest | peak RSS MiB |\n| --- | --- | --- | --- | --- | --- |\n"
+                               : "| hosts x ranks | links, 2 sizes | add and finish s, all cases | slowest case s | findings | peak RSS MiB |\n| --- | --- | --- | --- | --- | --- |\n");
   for (int i = 3; i < argc; ++i) {
     if (what == "retest") bench_retest(std::stoi(argv[i]));
     else bench_live(std::stoi(argv[i]), per_host);
