@@ -13,6 +13,7 @@
 
 #include "collectives/host_rounds.h"
 #include "core/errors.h"
+#include "doctor/facts.h"
 #include "retest.h"
 
 namespace gdr {
@@ -112,18 +113,30 @@ std::string bound_nic(std::string* where) {
   return "";
 }
 
+// Where no variable binds this rank to a NIC: the RDMA NIC local to its CPU binding (hwloc),
+// as a launch that binds each rank near its GPU and NIC places it. "" when not exactly one.
+static std::string nic_near_binding(std::string& where) {
+  doctor::detail::Topology topo("");
+  std::string why;
+  std::string nic = topo.nic_near_binding(why);
+  if (!nic.empty()) where = "hwloc: the RDMA NIC local to each rank's CPU binding";
+  return nic;
+}
+
 std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt) {
   std::vector<std::string> names, nics;
   for (int r = 0; r < boot.size(); ++r) names.push_back(boot.host_of(r));
   std::string where;
-  const std::string mine = bound_nic(&where);
+  std::string mine = bound_nic(&where);
+  if (mine.empty() && uses(opt, "host-rounds")) mine = nic_near_binding(where);
   for (auto& blob : boot.allgather(std::as_bytes(std::span(mine.data(), mine.size()))))
     nics.emplace_back(reinterpret_cast<const char*>(blob.data()), blob.size());
   patterns::HostMap m = patterns::host_map(names, nics);
   m.rails_from = m.by_nic ? fmt::format("NIC ({}: {})", where.empty() ? "bound" : where,
                                          fmt::join(std::set<std::string>(nics.begin(), nics.end()), ","))
                  : std::count(nics.begin(), nics.end(), "") == static_cast<std::ptrdiff_t>(nics.size())
-                     ? "local index (no rank is bound to one NIC: UCX_NET_DEVICES, GDR_VERBS_HCA)"
+                     ? "local index (no rank is bound to one NIC: UCX_NET_DEVICES, GDR_VERBS_HCA, nor has one RDMA "
+                       "NIC local to its CPU binding)"
                      : "local index (the ranks' bound NICs are not one a rank and the same set on every host)";
   patterns::set_run_host_map(std::move(m));
   patterns::set_round_limit(opt.max_rounds);

@@ -67,8 +67,9 @@ double budget_reserve_s();
 
 // Collective (each rank's bound NIC is gathered): sets the host map the
 // host-rounds pattern plans on, its rails by NIC where every rank names one
-// (bound_nic) and every host has the same NICs, else by local index. "" or
-// the one line why host-rounds cannot run.
+// (bound_nic, else under host-rounds the one RDMA NIC local to its CPU
+// binding, from hwloc) and every host has the same NICs, else by local
+// index. "" or the one line why host-rounds cannot run.
 std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt);
 
 // This rank's NIC as its launch binds it: UCX_NET_DEVICES naming one device

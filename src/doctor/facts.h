@@ -166,6 +166,10 @@ class Topology {
   // PCIe relation of two PCI functions, and the PCI-PCI bridges in between.
   PciClass classify(const std::string& a, const std::string& b,
                     std::vector<std::string>* bridges = nullptr) const;
+  // The RDMA NIC (OpenFabrics device) local to this process's CPU binding: the one whose
+  // nearest CPU-side ancestor (package, NUMA node) holds the binding, when exactly one does.
+  // "" otherwise, with `why`. Rails for host-rounds where no variable binds a rank to a NIC.
+  std::string nic_near_binding(std::string& why) const;
 
  private:
   void* topo_ = nullptr;

@@ -10,6 +10,7 @@
 #include <hwloc.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fmt/format.h>
 
 #include "doctor/facts.h"
@@ -90,6 +91,32 @@ Topology::Topology(const std::string& xml_path) {
 
 Topology::~Topology() {
   if (topo_) hwloc_topology_destroy(T(topo_));
+}
+
+std::string Topology::nic_near_binding(std::string& why) const {
+  if (!topo_) {
+    why = error_;
+    return {};
+  }
+  hwloc_bitmap_t bind = hwloc_bitmap_alloc();
+  std::vector<std::string> near;
+  if (hwloc_get_cpubind(T(topo_), bind, HWLOC_CPUBIND_PROCESS) != 0) {
+    why = "hwloc_get_cpubind failed";
+  } else {
+    for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(T(topo_), os));) {
+      if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS || !os->name) continue;
+      hwloc_obj_t cpu_side = hwloc_get_non_io_ancestor_obj(T(topo_), os);
+      if (cpu_side && cpu_side->cpuset && hwloc_bitmap_isincluded(bind, cpu_side->cpuset)) near.push_back(os->name);
+    }
+    char* text = nullptr;
+    hwloc_bitmap_list_asprintf(&text, bind);
+    if (near.size() != 1)
+      why = fmt::format("{} RDMA NICs local to CPUs {}", near.empty() ? "no" : fmt::format("{}", near.size()),
+                        text ? text : "?");
+    std::free(text);
+  }
+  hwloc_bitmap_free(bind);
+  return near.size() == 1 ? near[0] : std::string();
 }
 
 bool Topology::has_pci(const std::string& bdf) const {

@@ -6,9 +6,15 @@
 # Needs root (unshare --uts).
 # GDR_FAKE_NICS=n0,n1,...: rank r is bound to NIC n<r> (UCX_NET_DEVICES), as a
 # rail-aligned launch binds each rank to its GPU's NIC.
+# GDR_FAKE_CPUS=c0,c1,...: rank r is bound to CPU c<r> (taskset), as a launch binds
+# each rank near its GPU and NIC.
 r=${OMPI_COMM_WORLD_RANK:?not under Open MPI}
 if [ -n "${GDR_FAKE_NICS:-}" ]; then
   UCX_NET_DEVICES=$(echo "$GDR_FAKE_NICS" | cut -d, -f$((r + 1))):1
   export UCX_NET_DEVICES
 fi
-exec unshare --uts sh -c "hostname fh$((r / ${GDR_FAKE_PER:-2})) && exec \"\$@\"" sh "$@"
+bind=""
+if [ -n "${GDR_FAKE_CPUS:-}" ]; then
+  bind="taskset -c $(echo "$GDR_FAKE_CPUS" | cut -d, -f$((r + 1)))"
+fi
+exec $bind unshare --uts sh -c "hostname fh$((r / ${GDR_FAKE_PER:-2})) && exec \"\$@\"" sh "$@"

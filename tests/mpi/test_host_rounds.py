@@ -5,7 +5,8 @@ rank -> host, rails) and the budget decision; both match results/gdranalysis/sch
 (the model validate and the simulators use); every case's flows are cross-host and
 rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
 its links. `--max-rounds 2` runs the first 2 of the 3 rounds, stores them, and suspects
-finds the file consistent. Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index. Bad input (uneven hosts, one host, a budget below the
+finds the file consistent. Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index; so do
+ranks bound to CPUs whose local RDMA NICs hwloc names (a two-package XML topology). Bad input (uneven hosts, one host, a budget below the
 minimum, a malformed duration, --max-rounds without a rounds pattern): one line, exit 2."""
 import concurrent.futures
 import json
@@ -27,8 +28,11 @@ ARGS = ["run", "-t", "bw", "-T", "mpi", "-m", "host", "-b", "4K", "-e", "16K", "
         "--pattern", "host-rounds", "--timeout", "60"]
 
 
-def launch(np_, args, per=2, fake=True, nics=""):
-    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_FAKE_PER={per}", "-x", f"GDR_FAKE_NICS={nics}"]
+def launch(np_, args, per=2, fake=True, nics="", cpus="", topology=""):
+    cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_FAKE_PER={per}", "-x", f"GDR_FAKE_NICS={nics}",
+           "-x", f"GDR_FAKE_CPUS={cpus}"]
+    if topology:  # hwloc reads this machine as the XML says, its bindings for real
+        cmd += ["--bind-to", "none", "-x", f"HWLOC_XMLFILE={topology}", "-x", "HWLOC_THISSYSTEM=1"]
     cmd += [os.path.join(HERE, "fake_host.sh")] if fake else []
     t0 = time.monotonic()
     p = subprocess.run(cmd + [GDRBENCH] + args, capture_output=True, text=True, timeout=120, env=env())
@@ -130,6 +134,19 @@ def run():
           "rails fact")
     s = subprocess.run([GDRBENCH, "suspects", h5n, "--json"], capture_output=True, text=True, timeout=120)
     check(json.loads(s.stdout)["schedule_problems"] == [], f"suspects on NIC rails: {s.stdout[-800:]}")
+    # Rails from the topology where no variable binds a rank to a NIC: each rank bound to one CPU
+    # (taskset), hwloc reading a machine of two packages with an RDMA NIC each (nicA by CPU 0,
+    # nicB by CPU 1); host fh1's ranks on the CPUs the other way round.
+    if len(os.sched_getaffinity(0)) >= 2 and {0, 1} <= os.sched_getaffinity(0):
+        h5t = os.path.join(d, "hr-topo.h5")
+        p, _ = launch(6, ARGS + ["-n", "3", "-e", "4K", "--output", h5t], cpus="0,1,1,0,0,1",
+                      topology=os.path.join(HERE, "data", "two_packages_two_nics.xml"))
+        check(p.returncode == 0, f"topology rails: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+        check("rails by NIC (hwloc: the RDMA NIC local to each rank's CPU binding: nicA,nicB)" in p.stdout,
+              f"no topology rails in the plan:\n{p.stdout[:2000]}")
+        check_file(h5t, nsizes=1, max_rounds=0, rails="0,1,1,0,0,1")
+    else:
+        print("note: rails from the topology not tried: CPUs 0 and 1 are not both ours")
     # Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s).
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
