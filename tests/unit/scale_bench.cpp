@@ -6,6 +6,8 @@
 //           judged; a host link is convicted at the second), then LiveVerdicts::finish.
 //   build/tests/unit/gdr_scale_bench retest 1 256 1024 2048
 //   build/tests/unit/gdr_scale_bench live 8 256 1024
+//   retest-run: the whole second phase with BAD ranks slowed SLOW times, how its parts ended:
+//   build/tests/unit/gdr_scale_bench retest-run 1.1 4 64 256 1024
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +16,7 @@
 #include <cstdio>
 #include <limits>
 #include <random>
+#include <set>
 #include <string>
 
 #include <sys/resource.h>
@@ -79,6 +82,86 @@ void bench_retest(int n) {
               peak_rss_mib());
 }
 
+// The whole second phase at scale: one size of rounds over n ranks (1 % noise an iteration),
+// `bad` ranks spread over the run slowed by `slow` both ways, then every retest round rank 0
+// plans, each step timed by the same model. Prints how the parts ended against the truth.
+void bench_retest_run(int n, int bad, double slow) {
+  RunOptions o;
+  o.tests = {"bw"};
+  o.patterns = {"rounds"};
+  o.settings.put(RetestSettings{.mode = "auto"});
+  o.settings.put(LiveSettings{});
+  Retest rt(o, n);
+  std::set<int> slowed;
+  for (int k = 0; k < bad; ++k) slowed.insert(1 + k * (n / std::max(1, bad)));
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0.0, 0.01);
+  auto record = [&](std::vector<std::pair<int, int>> flows, const std::string& pattern, int step) {
+    CaseRecord r;
+    r.params.test = "bw";
+    r.params.transport = "mpi";
+    r.params.has_dtype = false;
+    r.params.bytes = 65536;
+    r.params.pattern = pattern;
+    r.params.step = step;
+    r.params.iters = 10;
+    r.params.flows = std::move(flows);
+    r.params.traits = find_test("bw")->traits;
+    r.ranks = n;
+    r.times.assign(static_cast<std::size_t>(n) * 10, std::numeric_limits<double>::quiet_NaN());
+    for (auto [a, b] : r.params.flows) {
+      const double f = slowed.count(a) || slowed.count(b) ? slow : 1.0;
+      for (int i = 0; i < 10; ++i) r.times[a * 10 + i] = 1e-3 * f * std::exp(noise(rng));
+    }
+    return r;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int k = 0; k < patterns::steps("rounds", 1, n); ++k)
+    rt.add(record(patterns::flows("rounds", 1, n, k), "rounds", k), static_cast<std::size_t>(k));
+  std::vector<std::string> lines, events;
+  std::vector<std::pair<std::string, std::string>> facts;
+  int steps = 0;
+  if (rt.start(lines))
+    for (int round = 1;; ++round) {
+      const std::string msg = rt.next_round(round);
+      if (msg.empty()) break;
+      auto st = Retest::decode(msg);
+      for (std::size_t k = 0; k < st.flows.size(); ++k, ++steps) {
+        CaseRecord r = record(st.flows[k], "retest", static_cast<int>(k));
+        rt.judge(r, round, static_cast<int>(k));
+      }
+      rt.end_round(round);
+    }
+  rt.finish("no verdict within the rounds", lines, events, facts);
+  std::string verdicts;
+  for (auto& [k, v] : facts)
+    if (k == "retest.verdicts") verdicts = v;
+  // "rank 5 sending=convicted;link 3>9=cleared;..." against the truth (a part is slow when it is a
+  // slowed rank's side, or a link one of whose ends is slowed)
+  int right = 0, wrong = 0, cleared = 0, unresolved = 0;
+  std::set<int> convicted_ranks;
+  for (std::size_t at = 0; at < verdicts.size();) {
+    std::size_t end = verdicts.find(';', at);
+    if (end == std::string::npos) end = verdicts.size();
+    const std::string part = verdicts.substr(at, end - at), state = part.substr(part.find('=') + 1);
+    at = end + 1;
+    int a = -1, b = -1;
+    if (std::sscanf(part.c_str(), "rank %d", &a) != 1) std::sscanf(part.c_str(), "link %d>%d", &a, &b);
+    const bool truly_slow = slowed.count(a) || slowed.count(b);
+    if (state == "convicted") {
+      (truly_slow ? right : wrong) += 1;
+      if (truly_slow && b < 0) convicted_ranks.insert(a);
+    } else if (state == "cleared") {
+      cleared += 1;
+      wrong += truly_slow;
+    } else {
+      unresolved += 1;
+    }
+  }
+  std::printf("| %d | %d | %g | %d | %d | %d | %d | %zu/%d | %d | %.2f |\n", n, bad, slow, right, wrong, cleared, unresolved,
+              convicted_ranks.size(), bad, steps, seconds_since(t0));
+}
+
 void bench_live(int n, int per_host) {
   Settings s;
   s.put(LiveSettings{});
@@ -108,8 +191,15 @@ void bench_live(int n, int per_host) {
 
 int main(int argc, char** argv) {
   const std::string what = argc > 2 ? argv[1] : "";
+  if (what == "retest-run" && argc > 4) {  // retest-run SLOW-FACTOR BAD RANKS...
+    std::printf("| ranks | slowed | x | convicted, slow | wrong (convicted healthy or cleared slow) | cleared | "
+                "unresolved | slowed ranks convicted | retest steps | s |\n| --- | --- | --- | --- | --- | --- | --- "
+                "| --- | --- | --- |\n");
+    for (int i = 4; i < argc; ++i) bench_retest_run(std::stoi(argv[i]), std::stoi(argv[3]), std::stod(argv[2]));
+    return 0;
+  }
   if (what != "retest" && what != "live") {
-    std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS...\n");
+    std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD RANKS...\n");
     return 2;
   }
   const int per_host = std::stoi(argv[2]);
