@@ -39,7 +39,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-CaseRecord record(int n, int k, std::mt19937& rng, std::size_t bytes = 65536) {
+// A bw case over `flows` of n ranks: each sender times 10 iterations of 1 ms, x `slow` when
+// either end is in `slowed`, with 1 % noise an iteration.
+CaseRecord record(int n, std::vector<std::pair<int, int>> flows, const std::string& pattern, int step,
+                  std::size_t bytes, const std::set<int>& slowed, double slow, std::mt19937& rng) {
   constexpr int iters = 10;
   std::normal_distribution<double> noise(0.0, 0.01);
   CaseRecord r;
@@ -47,30 +50,40 @@ CaseRecord record(int n, int k, std::mt19937& rng, std::size_t bytes = 65536) {
   r.params.transport = "mpi";
   r.params.has_dtype = false;
   r.params.bytes = bytes;
-  r.params.pattern = "rounds";
-  r.params.step = k;
+  r.params.pattern = pattern;
+  r.params.step = step;
   r.params.iters = iters;
-  r.params.flows = patterns::flows("rounds", 1, n, k);
+  r.params.flows = std::move(flows);
   r.params.traits = find_test("bw")->traits;
   r.ranks = n;
   r.times.assign(static_cast<std::size_t>(n) * iters, std::numeric_limits<double>::quiet_NaN());
-  for (auto [a, b] : r.params.flows)
-    for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * (a == 1 || b == 1 ? 2.0 : 1.0) * std::exp(noise(rng));
+  for (auto [a, b] : r.params.flows) {
+    const double f = slowed.count(a) || slowed.count(b) ? slow : 1.0;
+    for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * f * std::exp(noise(rng));
+  }
   return r;
 }
 
-void bench_retest(int n) {
+CaseRecord rounds_case(int n, int k, std::mt19937& rng, std::size_t bytes = 65536) {  // rank 1 slowed 2x
+  return record(n, patterns::flows("rounds", 1, n, k), "rounds", k, bytes, {1}, 2.0, rng);
+}
+
+RunOptions rounds_with_retests() {
   RunOptions o;
   o.tests = {"bw"};
   o.patterns = {"rounds"};
   o.settings.put(RetestSettings{.mode = "auto"});
   o.settings.put(LiveSettings{});
-  Retest rt(o, n);
+  return o;
+}
+
+void bench_retest(int n) {
+  Retest rt(rounds_with_retests(), n);
   std::mt19937 rng(1);
   const auto t0 = std::chrono::steady_clock::now();
   std::size_t links = 0;
   for (int k = 0; k < patterns::steps("rounds", 1, n); ++k) {
-    CaseRecord r = record(n, k, rng);
+    CaseRecord r = rounds_case(n, k, rng);
     links += r.params.flows.size();
     rt.add(r, static_cast<std::size_t>(k));
   }
@@ -86,38 +99,13 @@ void bench_retest(int n) {
 // `bad` ranks spread over the run slowed by `slow` both ways, then every retest round rank 0
 // plans, each step timed by the same model. Prints how the parts ended against the truth.
 void bench_retest_run(int n, int bad, double slow) {
-  RunOptions o;
-  o.tests = {"bw"};
-  o.patterns = {"rounds"};
-  o.settings.put(RetestSettings{.mode = "auto"});
-  o.settings.put(LiveSettings{});
-  Retest rt(o, n);
+  Retest rt(rounds_with_retests(), n);
   std::set<int> slowed;
   for (int k = 0; k < bad; ++k) slowed.insert(1 + k * (n / std::max(1, bad)));
   std::mt19937 rng(7);
-  std::normal_distribution<double> noise(0.0, 0.01);
-  auto record = [&](std::vector<std::pair<int, int>> flows, const std::string& pattern, int step) {
-    CaseRecord r;
-    r.params.test = "bw";
-    r.params.transport = "mpi";
-    r.params.has_dtype = false;
-    r.params.bytes = 65536;
-    r.params.pattern = pattern;
-    r.params.step = step;
-    r.params.iters = 10;
-    r.params.flows = std::move(flows);
-    r.params.traits = find_test("bw")->traits;
-    r.ranks = n;
-    r.times.assign(static_cast<std::size_t>(n) * 10, std::numeric_limits<double>::quiet_NaN());
-    for (auto [a, b] : r.params.flows) {
-      const double f = slowed.count(a) || slowed.count(b) ? slow : 1.0;
-      for (int i = 0; i < 10; ++i) r.times[a * 10 + i] = 1e-3 * f * std::exp(noise(rng));
-    }
-    return r;
-  };
   const auto t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < patterns::steps("rounds", 1, n); ++k)
-    rt.add(record(patterns::flows("rounds", 1, n, k), "rounds", k), static_cast<std::size_t>(k));
+    rt.add(record(n, patterns::flows("rounds", 1, n, k), "rounds", k, 65536, slowed, slow, rng), static_cast<std::size_t>(k));
   std::vector<std::string> lines, events;
   std::vector<std::pair<std::string, std::string>> facts;
   int steps = 0;
@@ -127,7 +115,7 @@ void bench_retest_run(int n, int bad, double slow) {
       if (msg.empty()) break;
       auto st = Retest::decode(msg);
       for (std::size_t k = 0; k < st.flows.size(); ++k, ++steps) {
-        CaseRecord r = record(st.flows[k], "retest", static_cast<int>(k));
+        CaseRecord r = record(n, st.flows[k], "retest", static_cast<int>(k), 65536, slowed, slow, rng);
         rt.judge(r, round, static_cast<int>(k));
       }
       rt.end_round(round);
@@ -173,7 +161,7 @@ void bench_live(int n, int per_host) {
   double total = 0, worst = 0;
   for (std::size_t bytes : {65536u, 262144u})
     for (int k = 0; k < patterns::steps("rounds", 1, n); ++k) {
-      CaseRecord r = record(n, k, rng, bytes);
+      CaseRecord r = rounds_case(n, k, rng, bytes);
       links += r.params.flows.size();
       const auto t0 = std::chrono::steady_clock::now();
       found += lv.add(r, hosts).size();
