@@ -109,8 +109,8 @@ class _Collector:
         return uk[order], m[order], k[order].astype(int)
 
     def outliers_of(self, of, ids):
-        """{id: [(kind, group, pattern, ratio, z)]}: the outlier comparisons of these items, in the
-        order they were made."""
+        """{id: [(kind, group, pattern, ratio, z, what)]}: the outlier comparisons of these items, in
+        the order they were made (what: the batch's id -> name)."""
         want, got = np.asarray(sorted(ids), dtype=np.int64), collections.defaultdict(list)
         for b in self.batches:
             if b.of != of:
