@@ -6,8 +6,9 @@
 //           judged; a host link is convicted at the second), then LiveVerdicts::finish.
 //   build/tests/unit/gdr_scale_bench retest 1 256 1024 2048
 //   build/tests/unit/gdr_scale_bench live 8 256 1024
-//   retest-run: the whole second phase with BAD ranks slowed SLOW times, how its parts ended:
-//   build/tests/unit/gdr_scale_bench retest-run 1.1 4 64 256 1024
+//   retest-run: the whole second phase with BAD ranks slowed SLOW times, how its parts ended,
+//   NOISE the links' spread (0, or persist,size,tail_p,tail_up,tail_excess as a noise model has):
+//   build/tests/unit/gdr_scale_bench retest-run 1.1 4 0 64 256 1024
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,9 +16,12 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <functional>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <string>
+#include <unordered_map>
 
 #include <sys/resource.h>
 
@@ -42,7 +46,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 // A bw case over `flows` of n ranks: each sender times 10 iterations of 1 ms, x `slow` when
 // either end is in `slowed`, with 1 % noise an iteration.
 CaseRecord record(int n, std::vector<std::pair<int, int>> flows, const std::string& pattern, int step,
-                  std::size_t bytes, const std::set<int>& slowed, double slow, std::mt19937& rng) {
+                  std::size_t bytes, const std::set<int>& slowed, double slow, std::mt19937& rng,
+                  const std::function<double(int, int)>& link = nullptr) {
   constexpr int iters = 10;
   std::normal_distribution<double> noise(0.0, 0.01);
   CaseRecord r;
@@ -58,7 +63,7 @@ CaseRecord record(int n, std::vector<std::pair<int, int>> flows, const std::stri
   r.ranks = n;
   r.times.assign(static_cast<std::size_t>(n) * iters, std::numeric_limits<double>::quiet_NaN());
   for (auto [a, b] : r.params.flows) {
-    const double f = slowed.count(a) || slowed.count(b) ? slow : 1.0;
+    const double f = (slowed.count(a) || slowed.count(b) ? slow : 1.0) * (link ? link(a, b) : 1.0);
     for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * f * std::exp(noise(rng));
   }
   return r;
@@ -98,14 +103,43 @@ void bench_retest(int n) {
 // The whole second phase at scale: one size of rounds over n ranks (1 % noise an iteration),
 // `bad` ranks spread over the run slowed by `slow` both ways, then every retest round rank 0
 // plans, each step timed by the same model. Prints how the parts ended against the truth.
-void bench_retest_run(int n, int bad, double slow) {
+// A link's spread beyond the iterations' (sim_noise.NoiseModel's fields, log units): a part fixed
+// per link (persist), a part drawn at each measurement (size), and with probability tail_p a
+// tail event of 4 size sd plus an exponential excess, slower with probability tail_up.
+struct LinkNoise {
+  double persist = 0, size = 0, tail_p = 0, tail_up = 0, tail_excess = 0;
+  static LinkNoise parse(const std::string& text) {  // "0" or "persist,size,tail_p,tail_up,tail_excess"
+    LinkNoise z;
+    if (text != "0" && std::sscanf(text.c_str(), "%lf,%lf,%lf,%lf,%lf", &z.persist, &z.size, &z.tail_p, &z.tail_up,
+                                   &z.tail_excess) != 5)
+      throw std::invalid_argument("NOISE: want 0 or persist,size,tail_p,tail_up,tail_excess");
+    return z;
+  }
+};
+
+void bench_retest_run(int n, int bad, double slow, const std::string& noise_text) {
+  const LinkNoise ln = LinkNoise::parse(noise_text);
   Retest rt(rounds_with_retests(), n);
   std::set<int> slowed;
   for (int k = 0; k < bad; ++k) slowed.insert(1 + k * (n / std::max(1, bad)));
   std::mt19937 rng(7);
+  std::normal_distribution<double> unit(0.0, 1.0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::unordered_map<std::uint64_t, double> persist;
+  auto link = [&](int a, int b) {
+    auto [it, fresh] = persist.emplace(static_cast<std::uint64_t>(a) << 32 | static_cast<std::uint32_t>(b), 0.0);
+    if (fresh) it->second = ln.persist * unit(rng);
+    double x = it->second + ln.size * unit(rng);
+    if (ln.tail_p > 0 && uniform(rng) < ln.tail_p) {
+      const double mag = 4 * ln.size + std::exponential_distribution<double>(1.0 / std::max(ln.tail_excess, 1e-9))(rng);
+      x += uniform(rng) < ln.tail_up ? mag : -mag;
+    }
+    return std::exp(x);
+  };
   const auto t0 = std::chrono::steady_clock::now();
   for (int k = 0; k < patterns::steps("rounds", 1, n); ++k)
-    rt.add(record(n, patterns::flows("rounds", 1, n, k), "rounds", k, 65536, slowed, slow, rng), static_cast<std::size_t>(k));
+    rt.add(record(n, patterns::flows("rounds", 1, n, k), "rounds", k, 65536, slowed, slow, rng, link),
+           static_cast<std::size_t>(k));
   std::vector<std::string> lines, events;
   std::vector<std::pair<std::string, std::string>> facts;
   int steps = 0;
@@ -115,7 +149,7 @@ void bench_retest_run(int n, int bad, double slow) {
       if (msg.empty()) break;
       auto st = Retest::decode(msg);
       for (std::size_t k = 0; k < st.flows.size(); ++k, ++steps) {
-        CaseRecord r = record(n, st.flows[k], "retest", static_cast<int>(k), 65536, slowed, slow, rng);
+        CaseRecord r = record(n, st.flows[k], "retest", static_cast<int>(k), 65536, slowed, slow, rng, link);
         rt.judge(r, round, static_cast<int>(k));
       }
       rt.end_round(round);
@@ -179,15 +213,15 @@ void bench_live(int n, int per_host) {
 
 int main(int argc, char** argv) {
   const std::string what = argc > 2 ? argv[1] : "";
-  if (what == "retest-run" && argc > 4) {  // retest-run SLOW-FACTOR BAD RANKS...
+  if (what == "retest-run" && argc > 5) {  // retest-run SLOW-FACTOR BAD NOISE RANKS...
     std::printf("| ranks | slowed | x | convicted, slow | wrong (convicted healthy or cleared slow) | cleared | "
                 "unresolved | slowed ranks convicted | retest steps | s |\n| --- | --- | --- | --- | --- | --- | --- "
                 "| --- | --- | --- |\n");
-    for (int i = 4; i < argc; ++i) bench_retest_run(std::stoi(argv[i]), std::stoi(argv[3]), std::stod(argv[2]));
+    for (int i = 5; i < argc; ++i) bench_retest_run(std::stoi(argv[i]), std::stoi(argv[3]), std::stod(argv[2]), argv[4]);
     return 0;
   }
   if (what != "retest" && what != "live") {
-    std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD RANKS...\n");
+    std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD NOISE RANKS...\n");
     return 2;
   }
   const int per_host = std::stoi(argv[2]);
