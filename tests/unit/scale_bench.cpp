@@ -29,6 +29,7 @@
 #include "collectives/test.h"
 #include "live_verdicts.h"
 #include "retest.h"
+#include "synthetic_case.h"
 
 namespace {
 using namespace gdr;
@@ -48,25 +49,16 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 CaseRecord record(int n, std::vector<std::pair<int, int>> flows, const std::string& pattern, int step,
                   std::size_t bytes, const std::set<int>& slowed, double slow, std::mt19937& rng,
                   const std::function<double(int, int)>& link = nullptr) {
-  constexpr int iters = 10;
   std::normal_distribution<double> noise(0.0, 0.01);
-  CaseRecord r;
-  r.params.test = "bw";
-  r.params.transport = "mpi";
-  r.params.has_dtype = false;
-  r.params.bytes = bytes;
-  r.params.pattern = pattern;
-  r.params.step = step;
-  r.params.iters = iters;
-  r.params.flows = std::move(flows);
-  r.params.traits = find_test("bw")->traits;
-  r.ranks = n;
-  r.times.assign(static_cast<std::size_t>(n) * iters, std::numeric_limits<double>::quiet_NaN());
-  for (auto [a, b] : r.params.flows) {
-    const double f = (slowed.count(a) || slowed.count(b) ? slow : 1.0) * (link ? link(a, b) : 1.0);
-    for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * f * std::exp(noise(rng));
-  }
-  return r;
+  std::pair<int, int> last{-1, -1};
+  double f = 1;  // the link's factor, drawn once per flow (its 10 iterations)
+  return synthetic_bw_case(n, 10, bytes, pattern, step, std::move(flows), [&](int a, int b) {
+    if (std::pair{a, b} != last) {
+      last = {a, b};
+      f = (slowed.count(a) || slowed.count(b) ? slow : 1.0) * (link ? link(a, b) : 1.0);
+    }
+    return 1e-3 * f * std::exp(noise(rng));
+  });
 }
 
 CaseRecord rounds_case(int n, int k, std::mt19937& rng, std::size_t bytes = 65536) {  // rank 1 slowed 2x

@@ -12,6 +12,7 @@
 
 #include "collectives/patterns.h"
 #include "retest.h"
+#include "synthetic_case.h"
 
 namespace gdr {
 namespace {
@@ -136,20 +137,9 @@ std::string simulate(std::function<double(int, int)> slowdown, unsigned seed, in
   std::normal_distribution<double> noise(0.0, sd);
   auto record = [&](std::size_t bytes, std::vector<std::pair<int, int>> flows, const std::string& pattern) {
     auto factor = pattern == "retest" && in_retest ? in_retest : slowdown;
-    CaseRecord r;
-    r.params.test = "bw";
-    r.params.transport = "mpi";
-    r.params.has_dtype = false;
-    r.params.bytes = bytes;
-    r.params.pattern = pattern;
-    r.params.iters = iters;
-    r.params.flows = flows;
-    r.params.traits = find_test("bw")->traits;
-    r.ranks = n;
-    r.times.assign(n * iters, std::numeric_limits<double>::quiet_NaN());
-    for (auto [a, b] : flows)
-      for (int i = 0; i < iters; ++i) r.times[a * iters + i] = 1e-3 * bytes / 65536 * factor(a, b) * std::exp(noise(rng));
-    return r;
+    return synthetic_bw_case(n, iters, bytes, pattern, -1, std::move(flows), [&](int a, int b) {
+      return 1e-3 * bytes / 65536 * factor(a, b) * std::exp(noise(rng));
+    });
   };
   std::size_t index = 0;
   for (std::size_t bytes : {65536u, 262144u})
