@@ -294,8 +294,9 @@ def _retest():
     return retest
 
 
-def _suspects_of(col, run, of, p0, alpha):
-    """The items of kind `of` that were outliers in more comparisons than chance allows."""
+def _suspects_of(col, run, by_host, of, p0, alpha):
+    """The items of kind `of` that were outliers in more comparisons than chance allows
+    (by_host: _ranks_by_host(run), for a host link's member links)."""
     from scipy.stats import binom
     ids, m, k = col.tallies(of)
     two = k >= 2                                           # one outlier is never enough
@@ -303,7 +304,6 @@ def _suspects_of(col, run, of, p0, alpha):
     p[two] = binom.sf(k[two] - 1, m[two], p0)
     sel = np.flatnonzero(two & (p < alpha))
     outs = col.outliers_of(of, ids[sel])
-    ranks_on = _ranks_by_host(run)
     found = []
     for i in sel:
         out = outs[int(ids[i])]
@@ -311,7 +311,7 @@ def _suspects_of(col, run, of, p0, alpha):
         what = worst[5](int(ids[i]))
         if of == HOSTLINK:
             a, b = what.split(">")
-            hosts, members = what, [f"{s}>{d}" for s in ranks_on[a] for d in ranks_on[b] if s != d]
+            hosts, members = what, [f"{s}>{d}" for s in by_host[a] for d in by_host[b] if s != d]
         else:
             ranks = (int(ids[i]) >> 32, int(ids[i]) & 0xFFFFFFFF) if of == LINK else (int(ids[i]),)
             hosts, members = ">".join(sorted({run.host_of(r) for r in ranks})), []
@@ -343,9 +343,9 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
     if not groups:
         raise InputError(f"{run.path}: no point-to-point case to judge (run latency, bw or bibw with "
                          "--pattern rounds or --pairs all)")
-    suspects = []
+    suspects, by_host = [], _ranks_by_host(run)
     for of in (LINK, HOSTLINK, RANK):
-        suspects += _suspects_of(col, run, of, p0, alpha)
+        suspects += _suspects_of(col, run, by_host, of, p0, alpha)
     rec = schedule.recorded(run)
     if rec and rec.rank_rail:  # host-rounds: each link is one rail between two hosts
         for sus in suspects:
@@ -355,7 +355,7 @@ def analyze(run: Run, z=DEFAULT_Z, min_slowdown_pct=DEFAULT_MIN_SLOWDOWN_PCT, sp
     bad_ranks = {int(s.what.split()[1]) for s in suspects if s.what.startswith("rank ")}
     all_hosts = sorted(set(run.hosts[:run.nranks]))
     slow_dirs = {tuple(s.what.split(">")) for s in suspects if s.kind == "hostlink"}
-    hosts, by_host = [], _ranks_by_host(run)
+    hosts = []
     for h in all_hosts:
         mine = by_host[h]
         if mine and all(r in bad_ranks for r in mine) and len(all_hosts) > 1:
