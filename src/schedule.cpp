@@ -14,6 +14,7 @@
 #include "collectives/host_rounds.h"
 #include "core/errors.h"
 #include "doctor/facts.h"
+#include "memory/memory.h"
 #include "retest.h"
 
 namespace gdr {
@@ -123,11 +124,27 @@ static std::string nic_near_binding(std::string& where) {
   return nic;
 }
 
+// On GPU memory: the RDMA NIC nearest this rank's GPU in PCIe (hwloc), which is what a
+// rail-aligned server pairs with it; a CPU binding only tells the socket's NICs apart.
+static std::string nic_near_gpu(const RunOptions& opt, std::string& where) {
+  if (std::find(opt.mems.begin(), opt.mems.end(), MemKind::cuda) == opt.mems.end()) return "";
+  MemoryOps* ops = memory_ops(MemKind::cuda);
+  if (!ops || !ops->unavailable_reason().empty()) return "";
+  const std::string gpu = ops->device_bus_id();
+  if (gpu.empty()) return "";
+  doctor::detail::Topology topo("");
+  std::string why;
+  std::string nic = topo.nic_near_pci(gpu, why);
+  if (!nic.empty()) where = "hwloc: the RDMA NIC nearest each rank's GPU in PCIe";
+  return nic;
+}
+
 std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt) {
   std::vector<std::string> names, nics;
   for (int r = 0; r < boot.size(); ++r) names.push_back(boot.host_of(r));
   std::string where;
   std::string mine = bound_nic(&where);
+  if (mine.empty() && uses(opt, "host-rounds")) mine = nic_near_gpu(opt, where);
   if (mine.empty() && uses(opt, "host-rounds")) mine = nic_near_binding(where);
   for (auto& blob : boot.allgather(std::as_bytes(std::span(mine.data(), mine.size()))))
     nics.emplace_back(reinterpret_cast<const char*>(blob.data()), blob.size());
@@ -136,7 +153,7 @@ std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt) {
                                          fmt::join(std::set<std::string>(nics.begin(), nics.end()), ","))
                  : std::count(nics.begin(), nics.end(), "") == static_cast<std::ptrdiff_t>(nics.size())
                      ? "local index (no rank is bound to one NIC: UCX_NET_DEVICES, GDR_VERBS_HCA, nor has one RDMA "
-                       "NIC local to its CPU binding)"
+                       "NIC nearest its GPU or local to its CPU binding)"
                      : "local index (the ranks' bound NICs are not one a rank and the same set on every host)";
   patterns::set_run_host_map(std::move(m));
   patterns::set_round_limit(opt.max_rounds);

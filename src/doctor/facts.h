@@ -170,6 +170,11 @@ class Topology {
   // nearest CPU-side ancestor (package, NUMA node) holds the binding, when exactly one does.
   // "" otherwise, with `why`. Rails for host-rounds where no variable binds a rank to a NIC.
   std::string nic_near_binding(std::string& why) const;
+  // The RDMA NIC nearest in PCIe to the PCI function `bdf` (this rank's GPU): the one of the
+  // closest class, when exactly one is that close and the class is at most PHB (a switch or a
+  // root complex in common), as a rail-aligned server pairs each GPU with its NIC. "" otherwise,
+  // with `why`.
+  std::string nic_near_pci(const std::string& bdf, std::string& why) const;
 
  private:
   void* topo_ = nullptr;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "doctor/facts.h"
 
@@ -117,6 +118,34 @@ std::string Topology::nic_near_binding(std::string& why) const {
   }
   hwloc_bitmap_free(bind);
   return near.size() == 1 ? near[0] : std::string();
+}
+
+std::string Topology::nic_near_pci(const std::string& bdf, std::string& why) const {
+  if (!topo_) {
+    why = error_;
+    return {};
+  }
+  if (!find_pci(T(topo_), bdf)) {
+    why = fmt::format("{} is not in the topology", bdf);
+    return {};
+  }
+  PciClass best = PciClass::Unknown;
+  std::vector<std::string> nearest;
+  for (hwloc_obj_t os = nullptr; (os = hwloc_get_next_osdev(T(topo_), os));) {
+    if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS || !os->name || !os->parent ||
+        os->parent->type != HWLOC_OBJ_PCI_DEVICE)
+      continue;
+    const PciClass c = classify(bdf, busid_of(os->parent));
+    if (c < best) nearest.clear(), best = c;
+    if (c == best && c != PciClass::Unknown) nearest.push_back(os->name);
+  }
+  if (nearest.size() == 1 && best <= PciClass::PHB) return nearest[0];
+  why = nearest.empty() ? fmt::format("no RDMA NIC on PCIe beside {}", bdf)
+        : nearest.size() > 1 ? fmt::format("{} RDMA NICs ({}) equally near {} ({})", nearest.size(),
+                                            fmt::join(nearest, ","), bdf, to_string(best))
+                             : fmt::format("the nearest RDMA NIC {} is {} to {}, beyond its root complex",
+                                           nearest[0], to_string(best), bdf);
+  return {};
 }
 
 bool Topology::has_pci(const std::string& bdf) const {

@@ -129,3 +129,25 @@ TEST(DoctorTopology, ProbeWithoutHcaSaysSo) {
   EXPECT_FALSE(s.loaded);
   EXPECT_NE(s.error.find("no RDMA device"), std::string::npos);
 }
+
+// Rails for host-rounds (src/schedule.cpp): the NIC a GPU shares a switch with is its rail;
+// a tie, or a NIC only as near as the socket, names none.
+TEST(DoctorTopology, NicNearestAGpuIsItsRailWhenOneIsNearest) {
+  Topology t(kXml);
+  std::string why;
+  EXPECT_EQ(t.nic_near_pci(kGpu0, why), "mlx5_0");  // PIX
+  EXPECT_EQ(t.nic_near_pci(kGpu2, why), "mlx5_2");  // PXB, nested switches
+  EXPECT_EQ(t.nic_near_pci("00000000:03:00.0", why), "mlx5_0");  // NVML's 8-digit domain
+  why.clear();
+  EXPECT_EQ(t.nic_near_pci(kGpu3, why), "");  // PHB to mlx5_0 and mlx5_2 alike
+  EXPECT_NE(why.find("2 RDMA NICs (mlx5_0,mlx5_2) equally near"), std::string::npos) << why;
+  why.clear();
+  EXPECT_EQ(t.nic_near_pci(kGpu1, why), "");  // only the socket in common, with both
+  EXPECT_EQ(why, "2 RDMA NICs (mlx5_0,mlx5_2) equally near 0000:21:00.0 (NODE)");
+  why.clear();
+  EXPECT_EQ(t.nic_near_pci("0000:ee:00.0", why), "");
+  EXPECT_EQ(why, "0000:ee:00.0 is not in the topology");
+  Topology missing("/nonexistent/topology.xml");
+  EXPECT_EQ(missing.nic_near_pci(kGpu0, why), "");
+  EXPECT_FALSE(why.empty());
+}
