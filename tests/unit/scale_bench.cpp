@@ -9,6 +9,10 @@
 //   retest-run: the whole second phase with BAD ranks slowed SLOW times, how its parts ended,
 //   NOISE the links' spread (0, or persist,size,tail_p,tail_up,tail_excess as a noise model has):
 //   build/tests/unit/gdr_scale_bench retest-run 1.1 4 0 64 256 1024
+//   record: what rank 0 does with each case after the gather, at H hosts x G ranks under
+//   host-rounds, ITERS iterations a rank (bw's auto count is 100): the row summary, the HDF5
+//   and JSON Lines sinks, live verdicts. Seconds a case (median, max), bytes a case on disk:
+//   build/tests/unit/gdr_scale_bench record 8 100 16 128 1024
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -24,9 +28,12 @@
 #include <unordered_map>
 
 #include <sys/resource.h>
+#include <sys/stat.h>
 
+#include "collectives/host_rounds.h"
 #include "collectives/patterns.h"
 #include "collectives/test.h"
+#include "hdf5_sink.h"
 #include "live_verdicts.h"
 #include "retest.h"
 #include "synthetic_case.h"
@@ -203,6 +210,62 @@ void bench_live(int n, int per_host) {
 }
 }  // namespace
 
+// Rank 0's recording of `cases` host-rounds cases at hosts x per_host ranks (runner.cpp's
+// order after run_case: summary, every sink, live verdicts), each timed; files under /tmp.
+void bench_record(int per_host, int iters, int hosts, int cases) {
+  const int n = hosts * per_host;
+  std::vector<std::string> names;
+  for (int r = 0; r < n; ++r) names.push_back(fmt::format("h{:04d}", r / per_host));
+  patterns::set_run_host_map(patterns::host_map(names));
+  const std::string h5 = "/tmp/gdr_scale_bench_record.h5", jsonl = "/tmp/gdr_scale_bench_record.jsonl";
+  std::vector<std::unique_ptr<ResultSink>> sinks;
+  sinks.push_back(make_hdf5_sink(h5, true, nullptr));
+  sinks.push_back(make_jsonl_sink(jsonl, true, 60));
+  RunMetadata meta;
+  meta.ranks = n;
+  meta.hosts = names;
+  meta.local_ranks.resize(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) meta.local_ranks[static_cast<std::size_t>(r)] = r % per_host;
+  meta.rank_gpus.assign(static_cast<std::size_t>(n), "");
+  meta.rank_hcas.assign(static_cast<std::size_t>(n), "");
+  for (auto& sk : sinks) sk->begin(meta);
+  Settings st;
+  st.put(LiveSettings{});
+  LiveVerdicts lv(st);
+  std::mt19937 rng(3);
+  std::vector<double> each;
+  double parts[4] = {0, 0, 0, 0};  // summary, HDF5, JSON Lines, live verdicts: sums
+  const int steps = std::min(cases, patterns::steps("host-rounds", 1, n));
+  for (int k = 0; k < steps; ++k) {
+    CaseRecord r = synthetic_bw_case(n, iters, 131072, "host-rounds", k, patterns::flows("host-rounds", 1, n, k),
+                                     [&](int, int) { return 1e-5 * std::exp(0.01 * std::normal_distribution<>()(rng)); });
+    const auto t0 = std::chrono::steady_clock::now();
+    const TestInfo& ti = *find_test("bw");
+    summarize_record(r, ti.bytes_moved(r.params), ti.bus_factor(r.ranks));
+    parts[0] += seconds_since(t0);
+    for (std::size_t i = 0; i < sinks.size(); ++i) {
+      const auto t1 = std::chrono::steady_clock::now();
+      sinks[i]->add(r);
+      parts[1 + i] += seconds_since(t1);
+    }
+    const auto t2 = std::chrono::steady_clock::now();
+    for (const LiveFinding& f : lv.add(r, names)) report_live(f, sinks);
+    parts[3] += seconds_since(t2);
+    each.push_back(seconds_since(t0));
+  }
+  for (auto& sk : sinks) sk->end(meta);
+  sinks.clear();
+  struct stat h5_st {}, js_st {};
+  ::stat(h5.c_str(), &h5_st);
+  ::stat(jsonl.c_str(), &js_st);
+  std::vector<double> sorted = each;
+  std::sort(sorted.begin(), sorted.end());
+  std::printf("| %d x %d | %d | %d | %.4f | %.4f | %.4f, %.4f, %.4f, %.4f | %.0f | %.0f | %.0f |\n", hosts,
+              per_host, iters, steps, sorted[sorted.size() / 2], sorted.back(), parts[0] / steps, parts[1] / steps,
+              parts[2] / steps, parts[3] / steps, static_cast<double>(h5_st.st_size) / steps,
+              static_cast<double>(js_st.st_size) / steps, peak_rss_mib());
+}
+
 int main(int argc, char** argv) {
   const std::string what = argc > 2 ? argv[1] : "";
   if (what == "retest-run" && argc > 5) {  // retest-run SLOW-FACTOR BAD NOISE RANKS...
@@ -212,8 +275,19 @@ int main(int argc, char** argv) {
     for (int i = 5; i < argc; ++i) bench_retest_run(std::stoi(argv[i]), std::stoi(argv[3]), std::stod(argv[2]), argv[4]);
     return 0;
   }
+  if (what == "record" && argc > 4) {  // record RANKS-A-HOST ITERS HOSTS... (20 cases each)
+    std::printf("| hosts x ranks | iterations | cases | s a case, median | max | mean s: summary, HDF5, JSON Lines, live "
+                "verdicts | HDF5 B a case | JSON Lines B a case | peak RSS MiB |\n| --- | --- | --- | --- | --- | --- | --- "
+                "| --- | --- |\n");
+    for (int i = 4; i < argc; ++i) {
+      bench_record(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[i]), 20);
+      std::fflush(stdout);
+    }
+    return 0;
+  }
   if (what != "retest" && what != "live") {
-    std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD NOISE RANKS...\n");
+    std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD NOISE RANKS... "
+                         "| record RANKS-A-HOST ITERS HOSTS...\n");
     return 2;
   }
   const int per_host = std::stoi(argv[2]);
