@@ -65,13 +65,20 @@ namespace outlier {
 constexpr double kMadSd = 1.4826;  // suspects.MAD_SD
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-double median(std::vector<double> v) {
-  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+namespace {
+// The median of v's values, all finite, reordering v: O(n), for millions of links.
+double median_in_place(std::vector<double>& v) {
   if (v.empty()) return kNaN;
   const std::size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());  // O(n): millions of links
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
   if (v.size() % 2) return v[m];
   return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)) + v[m]) / 2;
+}
+}  // namespace
+
+double median(std::vector<double> v) {
+  v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());
+  return median_in_place(v);
 }
 
 // Mirrors suspects._robust: the median and MAD x 1.4826 of the finite values.
@@ -140,7 +147,13 @@ double median_se(const CaseRecord& r, int rank, std::vector<double>& log_t) {
     if (std::isfinite(t) && t > 0) log_t.push_back(std::log(t));
   }
   if (log_t.size() < 3) return kNaN;
-  return 1.2533 * robust(log_t).second / std::sqrt(static_cast<double>(log_t.size()));
+  // robust(log_t).second without its copies: called for every link of every case (8,192 at 1,024 x 8)
+  thread_local std::vector<double> dev;
+  const double m = median_in_place(log_t);
+  dev.clear();
+  for (double x : log_t) dev.push_back(std::fabs(x - m));
+  const double scale = kMadSd * median_in_place(dev);  // as robust() has it, bit for bit
+  return 1.2533 * scale / std::sqrt(static_cast<double>(log_t.size()));
 }
 
 

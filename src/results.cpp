@@ -8,15 +8,16 @@ namespace gdr {
 
 double rank_median(const CaseRecord& r, int rank) {
   const std::size_t iters = static_cast<std::size_t>(r.params.iters);
-  std::vector<double> v;
+  thread_local std::vector<double> v;  // every link of every case: no allocation each
+  v.clear();
   for (std::size_t i = 0; i < iters; ++i) {
     double t = r.times[static_cast<std::size_t>(rank) * iters + i];
     if (std::isfinite(t)) v.push_back(t);
   }
   if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(v.begin(), v.end());
   const std::size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
+  return v.size() % 2 ? v[m] : (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)) + v[m]) / 2;
 }
 
 void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {

@@ -10,9 +10,9 @@
 //   NOISE the links' spread (0, or persist,size,tail_p,tail_up,tail_excess as a noise model has):
 //   build/tests/unit/gdr_scale_bench retest-run 1.1 4 0 64 256 1024
 //   record: what rank 0 does with each case after the gather, at H hosts x G ranks under
-//   host-rounds, ITERS iterations a rank (bw's auto count is 100): the row summary, the HDF5
+//   host-rounds, ITERS iterations a rank (bw's auto count is 100), CASES steps at most: the row summary, the HDF5
 //   and JSON Lines sinks, live verdicts. Seconds a case (median, max), bytes a case on disk:
-//   build/tests/unit/gdr_scale_bench record 8 100 16 128 1024
+//   build/tests/unit/gdr_scale_bench record 8 100 200 16 128 1024   (200 cases a size of hosts)
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -275,19 +275,19 @@ int main(int argc, char** argv) {
     for (int i = 5; i < argc; ++i) bench_retest_run(std::stoi(argv[i]), std::stoi(argv[3]), std::stod(argv[2]), argv[4]);
     return 0;
   }
-  if (what == "record" && argc > 4) {  // record RANKS-A-HOST ITERS HOSTS... (20 cases each)
+  if (what == "record" && argc > 5) {  // record RANKS-A-HOST ITERS CASES HOSTS...
     std::printf("| hosts x ranks | iterations | cases | s a case, median | max | mean s: summary, HDF5, JSON Lines, live "
                 "verdicts | HDF5 B a case | JSON Lines B a case | peak RSS MiB |\n| --- | --- | --- | --- | --- | --- | --- "
                 "| --- | --- |\n");
-    for (int i = 4; i < argc; ++i) {
-      bench_record(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[i]), 20);
+    for (int i = 5; i < argc; ++i) {
+      bench_record(std::stoi(argv[2]), std::stoi(argv[3]), std::stoi(argv[i]), std::stoi(argv[4]));
       std::fflush(stdout);
     }
     return 0;
   }
   if (what != "retest" && what != "live") {
     std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD NOISE RANKS... "
-                         "| record RANKS-A-HOST ITERS HOSTS...\n");
+                         "| record RANKS-A-HOST ITERS CASES HOSTS...\n");
     return 2;
   }
   const int per_host = std::stoi(argv[2]);
