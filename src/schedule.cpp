@@ -160,12 +160,39 @@ std::string set_up_host_map(Bootstrap& boot, const RunOptions& opt) {
   return uses(opt, "host-rounds") ? patterns::host_rounds_problem(run_host_map()) : "";
 }
 
+// A budget too small for every round of `rounds` or `host-rounds`: the most rounds that fit
+// (a sample, as --max-rounds N runs), by the same model (results/gdranalysis/schedule.py
+// rounds_that_fit); 0 when not even one does, or --max-rounds is given. Cases grow by the
+// same count each round, so two small plans give the count at any round limit.
+static int rounds_that_fit(const RunOptions& opt, int ranks, int hosts, int retests) {
+  const bool by_host = uses(opt, "host-rounds"), by_rank = uses(opt, "rounds");
+  if (opt.max_rounds > 0 || (!by_host && !by_rank)) return 0;
+  const int all = std::min(by_host ? patterns::rounds(hosts) : ranks, by_rank ? patterns::rounds(ranks) : ranks);
+  auto cases_at = [&](int k) {
+    patterns::set_round_limit(k);
+    return static_cast<int>(plan_run(opt, ranks).cases.size());
+  };
+  const int one = cases_at(1), per_round = cases_at(2) - one;
+  patterns::set_round_limit(0);
+  for (int k = all - 1; k >= 1; --k)
+    if (fit_budget(opt.budget_s, one + per_round * (k - 1) + retests, hosts).case_time_s >= kMinCaseTimeS) return k;
+  return 0;
+}
+
 std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
   const int hosts = std::max(1, run_host_map().hosts());
   if (opt.budget_s > 0) {
     // The retests' share: rounds x 3 steps set aside beside the planned cases (src/retest.h).
     const int retests = retest_reserve_cases(opt);
-    const BudgetPlan b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()) + retests, hosts);
+    BudgetPlan b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()) + retests, hosts);
+    const double every_round_s = std::ceil(b.min_budget_s);
+    const int sample = b.case_time_s < kMinCaseTimeS ? rounds_that_fit(opt, ranks, hosts, retests) : 0;
+    if (sample > 0) {  // a sample of rounds fits where every round does not: run it, and say so
+      opt.max_rounds = sample;
+      patterns::set_round_limit(sample);
+      plan = plan_run(opt, ranks);
+      b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()) + retests, hosts);
+    }
     if (b.case_time_s < kMinCaseTimeS)
       return fmt::format("--budget {:g} s is below the minimum {:.0f} s for {} cases on {} hosts ({:g} s of timed "
                          "work a case at least, {:g} s each beside it, {:.2g} s start-up)",
@@ -181,6 +208,13 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
                   {"budget.min_s", fmt::format("{:.3f}", b.min_budget_s)},
                   {"budget.hosts", fmt::format("{}", hosts)},
                   {"budget.retest_cases", fmt::format("{}", retests)}};
+    if (sample > 0) {
+      plan.facts.emplace_back("budget.max_rounds", fmt::format("{}", sample));
+      plan.notes.push_back(fmt::format(
+          "--budget {:g} s: every round needs {:.0f} s; the first {} rounds fit, so they run (as --max-rounds {}): a "
+          "sample, not every pair",
+          b.budget_s, every_round_s, sample, sample));
+    }
     plan.notes.push_back(fmt::format(
         "--budget {:g} s: {} cases ({} of them set aside for the retests) of about {:.2f} s each ({:.3f} s of timed "
         "work, --case-time, + {:g} s), {:.1f} s start-up; the minimum for this plan is {:.0f} s",

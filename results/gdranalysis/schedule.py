@@ -6,6 +6,9 @@ A case costs its timed work (--case-time) x OVERRUN (auto iterations overrun the
 time a little) plus CASE_OVERHEAD_S (warm-up, check, HDF5; measured, docs/validate.md);
 start-up costs START_S_PER_HOST a host plus START_SLACK_S.
 
+A budget too small for every round of `rounds` or `host-rounds` runs the most rounds that fit
+(rounds_that_fit), a sample as --max-rounds N is, and says so (`budget.max_rounds`).
+
 The retests after rounds or host-rounds (`--retest auto`, opt-in; src/retest.h) get their share
 of the budget as cases: RETEST_ROUNDS rounds of at most RETEST_STEPS_PER_ROUND steps are
 added to the planned cases before the case time is fitted (budget_cases), so both phases
@@ -51,6 +54,18 @@ def steps(pattern, n_ranks, hosts=1, directions=1, max_rounds=0):
     the rounds."""
     n = hosts if pattern == "host-rounds" else n_ranks
     return 0 if n < 2 else rounds_run(n, max_rounds) * (1 if directions == 2 else 2)
+
+
+def rounds_that_fit(budget_s, pattern, n_ranks, hosts, nsizes, retest=False, retest_rounds=RETEST_ROUNDS,
+                    directions=1):
+    """A budget too small for every round: the most rounds that fit (`run --budget` then runs them
+    as --max-rounds N, a sample; src/schedule.cpp rounds_that_fit); 0 when not even one does."""
+    n = hosts if pattern == "host-rounds" else n_ranks
+    for k in range(rounds(n) - 1, 0, -1):
+        cases = budget_cases(steps(pattern, n_ranks, hosts, directions, max_rounds=k) * nsizes, retest, retest_rounds)
+        if case_time_s(budget_s, cases, hosts) >= MIN_CASE_TIME_S:
+            return k
+    return 0
 
 
 def start_s(hosts):

@@ -173,9 +173,15 @@ def probe(rec, lau, hosts, deadline):
 
 def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0, retest_rounds=0):
     """Case count and time for bw over `pattern` on nhosts x ppn ranks within what is left of the budget."""
+    left = budget_s - spent_s - ANALYSIS_S
     cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes,
                                   retest_rounds > 0, retest_rounds)
-    left = budget_s - spent_s - ANALYSIS_S
+    if schedule.case_time_s(left, cases, nhosts) < schedule.MIN_CASE_TIME_S and not max_rounds:
+        # `run --budget` then runs the rounds that fit, a sample (schedule.rounds_that_fit)
+        k = schedule.rounds_that_fit(left, pattern, nhosts * ppn, nhosts, nsizes, retest_rounds > 0, retest_rounds)
+        if k:
+            cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=k) * nsizes,
+                                          retest_rounds > 0, retest_rounds)
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
@@ -280,9 +286,13 @@ def validate(a) -> int:
                       retest_rounds=_retest_rounds(a))
     budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern,
                                                                   a.max_rounds, _retest_rounds(a))
-    if budget < need:
+    # Below every round's minimum, the run takes the rounds that fit (a sample); one round at least.
+    sample = 0 if a.max_rounds or a.pattern not in ("rounds", "host-rounds") else min_budget(
+        len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=1, retest_rounds=_retest_rounds(a))
+    if budget < need and not (sample and budget >= sample):
+        least = f"{sample:.0f} s for one round, {need:.0f} s for every pair" if sample else f"{need:.0f} s"
         raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
-                         f"{nsizes} sizes: it needs at least {need:.0f} s")
+                         f"{nsizes} sizes: it needs at least {least}")
     gdr = a.gdrbench or env_value("GDR_GDRBENCH", executable, "want the gdrbench binary (a path or a name on PATH)") \
         or shutil.which("gdrbench")
     if not gdr:

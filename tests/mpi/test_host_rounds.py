@@ -5,7 +5,7 @@ rank -> host, rails) and the budget decision; both match results/gdranalysis/sch
 (the model validate and the simulators use); every case's flows are cross-host and
 rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
 its links. `--max-rounds 2` runs the first 2 of the 3 rounds, stores them, and suspects
-finds the file consistent. Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index; so do
+finds the file consistent; so does a budget too small for every round (it runs the rounds that fit). Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index; so do
 ranks bound to CPUs whose local RDMA NICs hwloc names (a two-package XML topology). Bad input (uneven hosts, one host, a budget below the
 minimum, a malformed duration, --max-rounds without a rounds pattern): one line, exit 2."""
 import concurrent.futures
@@ -123,6 +123,22 @@ def run():
     rep = json.loads(s.stdout)
     check("2 rounds of 3 (--max-rounds)" in rep["schedule"] and rep["schedule_problems"] == [],
           f"{rep['schedule']}: {rep['schedule_problems']}")
+    # A budget too small for every round (17 s by the model) runs the rounds that fit, as the
+    # model says (schedule.rounds_that_fit), stored and said as a sample.
+    h5b = os.path.join(d, "hr-sample.h5")
+    p, wall = launch(6, ARGS + ["--budget", "15s", "--retest", "auto", "--output", h5b])
+    k = schedule.rounds_that_fit(15, "host-rounds", 6, 3, 2, retest=True)
+    check(k == 2, f"the model fits {k} rounds in 15 s, the test wants 2")
+    check(p.returncode == 0 and wall <= 15, f"--budget 15s: exit {p.returncode} in {wall:.1f} s\n{p.stderr[-2000:]}")
+    check("--budget 15 s: every round needs 17 s; the first 2 rounds fit, so they run (as --max-rounds 2)" in p.stdout,
+          f"no sample note:\n{p.stdout[:2000]}")
+    nb = check_file(h5b, nsizes=2, max_rounds=k)
+    with h5py.File(h5b, "r") as f:
+        facts = {key: str(v) for key, v in f["facts"].attrs.items()}
+    check(facts.get("budget.max_rounds") == str(k) and facts["budget.kept"] == "yes", f"facts {facts}")
+    check(facts["budget.cases"] == str(schedule.budget_cases(nb, retest=True)), f"budget.cases {facts['budget.cases']}")
+    check(abs(float(facts["budget.case_time_s"]) - schedule.case_time_s(15, schedule.budget_cases(nb, True), 3)) < 1e-3,
+          f"case time {facts['budget.case_time_s']}")
     # Rails from the NIC each rank is bound to (UCX_NET_DEVICES), host fh1 listing its two
     # NICs the other way round: rank 0 (fh0, nicA) meets rank 3 (fh1, nicA), not rank 2.
     h5n = os.path.join(d, "hr-nic.h5")
