@@ -9,7 +9,7 @@
 # jobs/with_mps.sh.
 #   usage: GDR_UCX=wheel|tarball jobs/gpu/ucx_flags_probe.sh   (ROUNDS=2, SIZES="1M 4M 16M 64M", slotsN = --slots N,
 #          TEST=bw, PTV1=0 leaves out ucx_perftest with protocols v1, VARIANTS also memh0|1 = GDR_UCX_PASS_MEMH, prepost0|1 = GDR_UCX_LATENCY_PREPOST,
-#          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N, PROTO_INFO=1 adds UCX's protocol choice of both tools)
+#          capN = GDR_UCX_CUDA_MAX_SENDS=N, winN = --window N, warmN = -w N, PROTO_INFO=1 adds UCX's protocol choice of both tools)
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 final=${OUT:-/tmp/gdr-out}; out=/tmp/probe-raw; rm -rf "$out"; mkdir -p "$out" "$final"
@@ -39,7 +39,7 @@ sizes=${SIZES:-"1M 4M 16M 64M"}
 if [ "${TEST:-bw}" = latency ]; then pt_test=tag_lat pt_n=10000; else pt_test=tag_bw pt_n=2000; fi
 read -ra variants <<<"${VARIANTS:-default slots1 every none}"
 args_of() { case $1 in slots[0-9]*) echo --slots "${1#slots}" ;; every) echo --check every ;; none) echo --check none ;;
-  win[0-9]*) echo --window "${1#win}" ;; esac; }
+  win[0-9]*) echo --window "${1#win}" ;; warm[0-9]*) echo -w "${1#warm}" ;; esac; }
 env_of() { case $1 in cap[0-9]*) echo GDR_UCX_CUDA_MAX_SENDS="${1#cap}" ;; memh[01]) echo GDR_UCX_PASS_MEMH="${1#memh}" ;;
   prepost[01]) echo GDR_UCX_LATENCY_PREPOST="${1#prepost}" ;; protov1) echo UCX_PROTO_ENABLE=n ;; *) echo GDR_PROBE=1 ;; esac; }
 lo=$(echo "$sizes" | awk '{print $1}') hi=$(echo "$sizes" | awk '{print $NF}')
@@ -57,9 +57,12 @@ for r in $(seq 1 "${ROUNDS:-2}"); do
   stamp "round $r"
 done
 # The MPI transport over the same UCX, with the host copies that can rule staging out.
-[ "${MPI:-1}" = 1 ] && timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
-  -m cuda --path direct -t bw -b "$lo" -e "$hi" -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
-  --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1; echo "mpi rc=$?"
+if [ "${MPI:-1}" = 1 ]; then
+  timeout 120 mpirun -q --oversubscribe --bind-to none -np 2 -x LD_LIBRARY_PATH --mca pml ucx "$bin" run -T mpi \
+    -m cuda --path direct -t bw -b "$lo" -e "$hi" -f 4 --reference copy-d2h,copy-h2d,copy-d2d \
+    --output "$out/mpi.h5" --json "$out/mpi.jsonl" >"$out/mpi.txt" 2>&1
+  echo "mpi rc=$?"
+fi
 /usr/bin/env python3 - "$out" "$sizes" "${ROUNDS:-2}" "${variants[*]}" "${TEST:-bw}" "$root/jobs/gpu" <<'PY'
 import json, sys, os, statistics
 out, sizes, rounds, variants, test = sys.argv[1], sys.argv[2].split(), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5]
