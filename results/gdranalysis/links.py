@@ -14,6 +14,7 @@ import dataclasses
 
 import numpy as np
 
+from .robust import group_medians
 from .schema import directions, test_kind
 
 LINK_PATTERNS = ("pair", "rounds", "host-rounds")
@@ -37,17 +38,15 @@ class LinkTable:
         """[S, H, H] median over the links from host i's ranks to host j's, and the host names."""
         names = sorted(set(hosts[:self.ranks]))
         idx = {h: i for i, h in enumerate(names)}
+        host = np.array([idx[h] for h in hosts[:self.ranks]], dtype=np.int64)
         m = getattr(self, field)
-        out = np.full((m.shape[0], len(names), len(names)), np.nan)
-        for a in names:
-            for b in names:
-                ra = [r for r in range(self.ranks) if hosts[r] == a]
-                rb = [r for r in range(self.ranks) if hosts[r] == b]
-                block = m[:, ra][:, :, rb].reshape(m.shape[0], -1)
-                for s in range(m.shape[0]):
-                    v = block[s][np.isfinite(block[s])]
-                    if v.size:
-                        out[s, idx[a], idx[b]] = np.median(v)
+        h = len(names)
+        out = np.full((m.shape[0], h, h), np.nan)
+        for s in range(m.shape[0]):  # one sort a size: a fleet has millions of links, a million host pairs
+            src, dst = np.nonzero(np.isfinite(m[s]))
+            if src.size:
+                keys, med = group_medians(host[src] * h + host[dst], m[s][src, dst])
+                out[s].flat[keys] = med
         return out, names
 
 
