@@ -11,6 +11,7 @@ import dataclasses
 import multiprocessing
 import os
 import re
+import signal
 import traceback
 import warnings
 from datetime import datetime, timezone
@@ -301,6 +302,8 @@ def load_run(path: str, summary: bool = False) -> Run:
         except EOFError:
             child.join()
             code = child.exitcode
+            if code == -signal.SIGKILL:  # the kernel's out-of-memory killer, not the file
+                raise HDF5LibraryError(_killed_reading(path, summary)) from None
             how = f"signal {-code}" if code is not None and code < 0 else f"exit {code}"
             raise HDF5LibraryError(f"{path}: the HDF5 library crashed reading it ({how}); "
                              "the file is corrupt") from None
@@ -315,6 +318,17 @@ def load_run(path: str, summary: bool = False) -> Run:
     if kind == "input":
         raise InputError(value)
     raise RuntimeError(f"reading {path} failed inside gdranalysis (a bug):\n{value}")
+
+
+def _killed_reading(path, summary):
+    """Why a reader killed by SIGKILL most likely died: memory (a 1,024 x 8 file of every host
+    pair, 5.8 GB, took 24 GB to read whole), said with the sizes, not blamed on the file."""
+    size = os.path.getsize(path) / 1e9
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    what = ("its ranks' medians" if summary else
+            "every iteration and link matrix (`suspects` and `validate` read the ranks' medians only)")
+    return (f"{path}: the reader was killed (signal 9), most likely out of memory: reading {what} of "
+            f"{size:.1f} GB on a machine of {mem:.0f} GiB")
 
 
 def _load_in_child(send, path, summary):

@@ -129,3 +129,44 @@ class DamagedFiles(unittest.TestCase):
         from gdranalysis.schema import load_run
         p = self._edited(lambda f: f.attrs.__delitem__("ranks"))
         self.assertEqual(load_run(p).nranks, 2)
+
+
+class ReaderKilled(unittest.TestCase):
+    """A reader the kernel kills (SIGKILL: what the out-of-memory killer sends; a 1,024 x 8 file of
+    every host pair took 24 GB to read whole) is said to be that, with the sizes, not a corrupt
+    file: a real read of a simulated fleet file, its reading process killed as it starts."""
+
+    def test_killed_reader_is_not_called_a_corrupt_file(self):
+        import multiprocessing
+        import signal
+        import threading
+        import time
+        from gdranalysis.schema import HDF5LibraryError, load_run
+        from gdranalysis.sim_files import Fault, write_host_rounds_run
+        from gdranalysis.sim_noise import NoiseModel
+        model = NoiseModel.from_json(os.path.join(os.path.dirname(__file__), "..", "..", "results", "archive",
+                                                  "20261204_sim-vs-cluster-quiet-noise-16h-mpi.json"))
+        tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, tmp)
+        path = os.path.join(tmp, "fleet.h5")
+        write_host_rounds_run(path, model, [f"h{i:02d}" for i in range(24)], 8, Fault("healthy"),
+                              np.random.default_rng(1))
+        killed = []
+
+        def kill_the_reader():
+            deadline = time.monotonic() + 30
+            while not killed and time.monotonic() < deadline:
+                for child in multiprocessing.active_children():
+                    os.kill(child.pid, signal.SIGKILL)
+                    killed.append(child.pid)
+                time.sleep(0.001)
+
+        t = threading.Thread(target=kill_the_reader)
+        t.start()
+        with self.assertRaises(HDF5LibraryError) as cm:
+            load_run(path)
+        t.join()
+        msg = str(cm.exception)
+        self.assertIn("the reader was killed (signal 9), most likely out of memory", msg)
+        self.assertIn("GB on a machine of", msg)
+        self.assertNotIn("corrupt", msg)
