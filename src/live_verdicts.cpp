@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/sizes.h"
+#include "core/stats.h"
 #include "json_text.h"
 
 namespace gdr {
@@ -64,17 +65,6 @@ namespace outlier {
 
 constexpr double kMadSd = 1.4826;  // suspects.MAD_SD
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-namespace {
-// The median of v's values, all finite, reordering v: O(n), for millions of links.
-double median_in_place(std::vector<double>& v) {
-  if (v.empty()) return kNaN;
-  const std::size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
-  if (v.size() % 2) return v[m];
-  return (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)) + v[m]) / 2;
-}
-}  // namespace
 
 double median(std::vector<double> v) {
   v.erase(std::remove_if(v.begin(), v.end(), [](double x) { return !std::isfinite(x); }), v.end());

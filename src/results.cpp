@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/stats.h"
+
 namespace gdr {
 
 double rank_median(const CaseRecord& r, int rank) {
@@ -14,10 +16,7 @@ double rank_median(const CaseRecord& r, int rank) {
     double t = r.times[static_cast<std::size_t>(rank) * iters + i];
     if (std::isfinite(t)) v.push_back(t);
   }
-  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
-  const std::size_t m = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m), v.end());
-  return v.size() % 2 ? v[m] : (*std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(m)) + v[m]) / 2;
+  return median_in_place(v);
 }
 
 void summarize_record(CaseRecord& r, double algbw_bytes, double busbw_factor) {

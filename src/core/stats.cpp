@@ -6,6 +6,13 @@
 
 namespace gdr {
 
+double median_in_place(std::vector<double>& v) {
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const auto m = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), m, v.end());
+  return v.size() % 2 ? *m : (*std::max_element(v.begin(), m) + *m) / 2;
+}
+
 Summary summarize(std::span<const double> xs) {
   std::vector<double> v;
   v.reserve(xs.size());

@@ -20,6 +20,10 @@ Summary summarize(std::span<const double> xs);
 // Same arithmetic as NumPy, so a reader recomputes the same double.
 double percentile_linear(std::span<const double> sorted, double p);
 
+// The median of v (no NaN in it), reordering v, in O(n): a fleet's millions of links and every
+// link of every case. Even counts average the two middle values, as np.median does. NaN if empty.
+double median_in_place(std::vector<double>& v);
+
 // Per iteration, the slowest rank's time. `times` is ranks x iters, row-major.
 std::vector<double> slowest_per_iteration(std::span<const double> times, int ranks, int iters);
 
