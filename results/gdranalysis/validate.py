@@ -174,14 +174,15 @@ def probe(rec, lau, hosts, deadline):
 def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0, retest_rounds=0):
     """Case count and time for bw over `pattern` on nhosts x ppn ranks within what is left of the budget."""
     left = budget_s - spent_s - ANALYSIS_S
-    cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=max_rounds) * nsizes,
-                                  retest_rounds > 0, retest_rounds)
+
+    def cases_at(rounds):
+        return schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=rounds) * nsizes,
+                                     retest_rounds > 0, retest_rounds)
+    cases = cases_at(max_rounds)
     if schedule.case_time_s(left, cases, nhosts) < schedule.MIN_CASE_TIME_S and not max_rounds:
         # `run --budget` then runs the rounds that fit, a sample (schedule.rounds_that_fit)
         k = schedule.rounds_that_fit(left, pattern, nhosts * ppn, nhosts, nsizes, retest_rounds > 0, retest_rounds)
-        if k:
-            cases = schedule.budget_cases(schedule.steps(pattern, nhosts * ppn, nhosts, max_rounds=k) * nsizes,
-                                          retest_rounds > 0, retest_rounds)
+        cases = cases_at(k) if k else cases
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
