@@ -74,5 +74,15 @@ class Stragglers(TempDirCase):
         self.assertEqual(analysis("stragglers", self.p("missing.h5")).returncode, 2)
 
     def test_threshold(self):
-        rep = analyze(load_run(self.slow), threshold_pct=500)
-        self.assertEqual(rep.flagged_cases, [])
+        # Just above the worst ratio nothing is flagged, just below it the worst rank is: the
+        # threshold's meaning, not the run's noise (a rank of a real 4-rank run on 2 loaded
+        # cores once took 3626 us against 8 us, a real straggler any fixed threshold flags).
+        run = load_run(self.slow)
+        worst = max(analyze(run, threshold_pct=0).cases, key=lambda c: c.slowest_ratio)
+        self.assertGreater(worst.slowest_ratio, 2.0)  # at least the injected 2x
+        above = (worst.slowest_ratio - 1.0) * 100.0 * 1.001
+        self.assertEqual(analyze(run, threshold_pct=above).flagged_cases, [])
+        below = analyze(run, threshold_pct=(worst.slowest_ratio - 1.0) * 100.0 * 0.999)
+        flagged = {c.label: c.flagged for c in below.flagged_cases}
+        self.assertIn(worst.slowest_rank, flagged[worst.label], flagged)
+        self.assertEqual(analysis("stragglers", self.slow, "--threshold", "-1").returncode, 2)

@@ -40,10 +40,13 @@ class ValidateRetest(TempDirCase):
     def test_slow_rank_never_cleared_and_named(self):
         # Convicted on a quiet machine; unresolved where other tests load the 2 cores and the
         # healthy links spread as wide as its slowdown (a 47x probe at z 4.5 is unclear, not
-        # fast): never cleared, so validate keeps naming its host.
+        # fast): never cleared, so validate keeps naming its host. Which of its sides the first
+        # phase suspects depends on where the sleep lands in a window (0>2, 1>2, 3>2 in one CI
+        # run: receiving), so at least one side is retested and none is cleared.
         states = {v["what"]: v["state"] for v in self.retest["verdicts"]}
-        self.assertIn(states.get("rank 2 sending"), ("convicted", "unresolved"), self.retest)
-        self.assertNotIn("cleared", [states.get("rank 2 sending"), states.get("rank 2 receiving")], self.retest)
+        sides = [states.get("rank 2 sending"), states.get("rank 2 receiving")]
+        self.assertTrue(any(s in ("convicted", "unresolved") for s in sides), self.retest)
+        self.assertNotIn("cleared", sides, self.retest)
         self.assertEqual(self.retest["problems"], [])  # the file's own verdicts recomputed
         found, notes = apply_retests(findings_of(self.rep, self.file_run), self.retest, self.file_run)
         named = {h for f in found for h in f.hosts}
