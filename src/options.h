@@ -67,6 +67,7 @@ struct RunOptions {
   // or a concurrent one (collectives/patterns.h).
   std::vector<std::string> patterns{"pair"};
   int max_rounds = 0;  // --max-rounds: the first N rounds of rounds / host-rounds; 0: all
+  int budget_rounds = 0;  // set by --budget's plan: the rounds its model fits at start (0: all planned)
   int window = 64;  // messages per bw/bibw iteration, as OSU
   int slots = 0;    // p2p: distinct message buffers per side; 0: auto (see collectives/p2p.cpp)
   std::size_t chunk_bytes = 0;  // 0: auto (see collectives/ring_allreduce.cpp)

@@ -1,6 +1,7 @@
 #include "runner.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -306,14 +307,17 @@ class Sweep {
       if (fail_rank == boot_.rank() && i == 1)
         throw RunError(fmt::format("{}: self-test failure (GDR_SELFTEST_FAIL_RANK)", boot_.me()));
       const LaneKey& key = cases[i].key;
+      if (!in_budget(i)) {  // a round that no longer fits --budget (src/schedule.h RoundBudget)
+        if (last.at(key) == i) lanes_.erase(key);
+        continue;
+      }
       Lane& lane = lane_for(key);
       if (lane.dead.empty()) {
         if (totals.cases == 0)  // every rank: the lane's set-up was collective, so is this
           scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
         CaseParams params = cases[i].params;
         if (opt_.budget_s > 0)  // --budget: this case's share of what is left (src/schedule.h)
-          params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart),
-                                         cases.size() - i + retest_reserve_cases(opt_));
+          params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart), rounds_.cases_left());
         const double case_start = now_seconds();
         CaseRecord rec = run_case(lane, params);
         totals.cases++;
@@ -337,8 +341,10 @@ class Sweep {
     }
     progress.clear();
     run_retests(totals);
-    if (opt_.budget_s > 0)
+    if (opt_.budget_s > 0) {
       for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
+      note_rounds_run();
+    }
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
     if (boot_.rank() == 0) {
       for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
@@ -400,6 +406,29 @@ class Sweep {
       for (auto& s : sinks_) s->note(l);
     for (auto& e : events)
       for (auto& s : sinks_) s->event(e);
+  }
+
+  // --budget: whether case i runs, the rounds re-decided at each round's start from what is
+  // left and what a case has cost (every rank reads the same elapsed time, so all agree).
+  bool in_budget(std::size_t i) {
+    if (opt_.budget_s <= 0) return true;
+    const double left = rounds_.deciding(i) ? pacer_.left_s(boot_.allreduce_max(now_seconds() - kProcessStart)) : 0;
+    return rounds_.runs(i, left, pacer_.overhead_s());
+  }
+
+  // The rounds a calibrated budget ran, where not every planned one: the file's schedule says
+  // those (suspects checks the cases against it), and the run says how it decided.
+  void note_rounds_run() {
+    if (rounds_.rounds_planned() == 0) return;
+    const int run = rounds_.rounds_run(), planned = rounds_.rounds_planned();
+    meta_.facts.emplace_back("budget.rounds_run", fmt::format("{}", run));
+    if (run < planned)
+      for (auto& kv : rounds_run_facts(opt_, run)) meta_.facts.push_back(kv);
+    if (boot_.rank() != 0 || (run == planned && opt_.budget_rounds == 0)) return;
+    const std::string line = fmt::format("--budget: {} of the {} planned rounds ran{}{}", run, planned,
+                                         rounds_.decisions().empty() ? "" : "; ",
+                                         fmt::join(rounds_.decisions(), "; "));
+    for (auto& s : sinks_) s->note(line);
   }
 
   Lane& lane_for(const LaneKey& key) {
@@ -538,6 +567,7 @@ class Sweep {
   Retest retest_{opt_, boot_.size()};  // rank 0's plan of the second phase (src/retest.h)
   std::string shared_gpu_;  // the verdict's line when ranks share a GPU without MPS
   BudgetPacer pacer_{opt_.budget_s, budget_reserve_s(), opt_.case_time};
+  RoundBudget rounds_{plan_.cases, opt_.budget_rounds, retest_reserve_cases(opt_)};
 };
 
 }  // namespace
@@ -545,6 +575,7 @@ class Sweep {
 RunPlan plan_run(const RunOptions& opt, int ranks) {
   RunPlan p;
   p.cases = plan(opt, ranks, p.notes);
+  order_rounds_first(p.cases);
   return p;
 }
 

@@ -84,7 +84,7 @@ double BudgetPacer::next(double elapsed_s, std::size_t cases_left) {
   const double left = budget_s_ - reserve_s_ - elapsed_s;
   const double t = (left / static_cast<double>(std::max<std::size_t>(1, cases_left)) - overhead) / kOverrun;
   last_elapsed_ = elapsed_s;
-  last_case_time_ = std::clamp(t, 0.01, planned_s_);  // behind: down to the fewest iterations (kMinAutoIters)
+  last_case_time_ = std::clamp(t, kFloorCaseTimeS, planned_s_);  // behind: down to the fewest iterations (kMinAutoIters)
   return last_case_time_;
 }
 
@@ -187,11 +187,12 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
     BudgetPlan b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()) + retests, hosts);
     const double every_round_s = std::ceil(b.min_budget_s);
     const int sample = b.case_time_s < kMinCaseTimeS ? rounds_that_fit(opt, ranks, hosts, retests) : 0;
-    if (sample > 0) {  // a sample of rounds fits where every round does not: run it, and say so
-      opt.max_rounds = sample;
+    if (sample > 0) {  // a sample of rounds fits the model where every round does not: start with it
       patterns::set_round_limit(sample);
-      plan = plan_run(opt, ranks);
-      b = fit_budget(opt.budget_s, static_cast<int>(plan.cases.size()) + retests, hosts);
+      const int cases = static_cast<int>(plan_run(opt, ranks).cases.size());
+      patterns::set_round_limit(opt.max_rounds);
+      b = fit_budget(opt.budget_s, cases + retests, hosts);
+      opt.budget_rounds = sample;
     }
     if (b.case_time_s < kMinCaseTimeS)
       return fmt::format("--budget {:g} s is below the minimum {:.0f} s for {} cases on {} hosts ({:g} s of timed "
@@ -201,6 +202,7 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
     opt.case_time = std::floor(b.case_time_s * 1000) / 1000;
     plan = plan_run(opt, ranks);
     plan.facts = {{"budget.s", fmt::format("{:g}", b.budget_s)},
+                  {"budget.rounds", "calibrated: as many rounds as fit at each round's start"},
                   {"budget.cases", fmt::format("{}", b.cases)},
                   {"budget.case_time_s", fmt::format("{:.3f}", opt.case_time)},
                   {"budget.per_case_s", fmt::format("{:.3f}", b.per_case_s)},
@@ -209,11 +211,12 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
                   {"budget.hosts", fmt::format("{}", hosts)},
                   {"budget.retest_cases", fmt::format("{}", retests)}};
     if (sample > 0) {
-      plan.facts.emplace_back("budget.max_rounds", fmt::format("{}", sample));
+      plan.facts.emplace_back("budget.model_rounds", fmt::format("{}", sample));
       plan.notes.push_back(fmt::format(
-          "--budget {:g} s: every round needs {:.0f} s; the first {} rounds fit, so they run (as --max-rounds {}): a "
-          "sample, not every pair",
-          b.budget_s, every_round_s, sample, sample));
+          "--budget {:g} s: every round needs {:.0f} s by the model ({:g} s a case beside its timed work); its first "
+          "{} rounds fit, so the run starts with them (as --max-rounds {}), then runs as many rounds as fit at what a "
+          "case has cost so far, from the first round on: a sample, not every pair, unless the fabric is faster",
+          b.budget_s, every_round_s, kCaseOverheadS, sample, sample));
     }
     plan.notes.push_back(fmt::format(
         "--budget {:g} s: {} cases ({} of them set aside for the retests) of about {:.2f} s each ({:.3f} s of timed "
@@ -229,6 +232,95 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
                                      patterns::rounds_run(ranks)));
   if (uses(opt, "host-rounds")) host_rounds_record(ranks, plan);
   return "";
+}
+
+int round_of(const CaseParams& c) {
+  if (c.step < 0 || (c.pattern != "rounds" && c.pattern != "host-rounds")) return -1;
+  return c.traits.directions == 2 ? c.step : c.step / 2;
+}
+
+void order_rounds_first(std::vector<Planned>& cases) {
+  auto same = [](const Planned& a, const Planned& b) {
+    return a.key.test == b.key.test && a.key.mem == b.key.mem && a.key.path == b.key.path &&
+           a.params.dtype == b.params.dtype && a.params.op == b.params.op;
+  };
+  for (auto first = cases.begin(); first != cases.end();) {
+    auto last = std::find_if(first, cases.end(), [&](const Planned& p) { return !same(*first, p); });
+    std::stable_sort(first, last, [](const Planned& a, const Planned& b) { return round_of(a.params) < round_of(b.params); });
+    first = last;
+  }
+}
+
+RoundBudget::RoundBudget(const std::vector<Planned>& cases, int start_limit, int retests) : retests_(retests) {
+  round_.reserve(cases.size());
+  for (const Planned& p : cases) {
+    round_.push_back(round_of(p.params));
+    planned_ = std::max(planned_, round_.back() + 1);
+  }
+  limit_ = start_limit > 0 ? std::min(start_limit, planned_) : planned_;
+  left_ = after_ = static_cast<std::size_t>(retests_) +
+                   static_cast<std::size_t>(std::count_if(round_.begin(), round_.end(), [&](int r) { return r < limit_; }));
+}
+
+bool RoundBudget::deciding(std::size_t i) const {
+  const int r = round_.at(i);
+  return r >= 0 && r != last_round_ && (r == 0 || !stopped_);
+}
+
+bool RoundBudget::runs(std::size_t i, double left_s, double overhead_s) {
+  const int r = round_.at(i);
+  if (deciding(i)) decide(i, left_s, overhead_s);
+  else left_ = after_;
+  if (r >= 0) last_round_ = r;
+  const bool go = r < limit_;  // cases of other patterns (-1) always run
+  if (go && r >= 0) most_run_ = std::max(most_run_, r + 1);
+  after_ = go && left_ > 0 ? left_ - 1 : left_;
+  return go;
+}
+
+// The rounds that run from case i on. More than the limit when their cases (with the retests'
+// and every case of other patterns) fit left_s at overhead_s + the least timed work a plan
+// gives (kMinCaseTimeS); fewer only when the limit's would not fit even at the pacer's floor
+// (kFloorCaseTimeS: a late run shortens cases before it drops rounds, as before calibration).
+// At least the rounds already run, and round 1 always. Counted by round: one pass a decision.
+void RoundBudget::decide(std::size_t i, double left_s, double overhead_s) {
+  const int r = round_[i];
+  std::vector<std::size_t> at(static_cast<std::size_t>(planned_), 0);
+  std::size_t others = static_cast<std::size_t>(retests_);
+  for (std::size_t j = i; j < round_.size(); ++j) (round_[j] < 0 ? others : at[static_cast<std::size_t>(round_[j])])++;
+  const int lo = std::max(1, r);
+  auto need = [&](int rounds) {
+    std::size_t n = others;
+    for (int k = 0; k < rounds; ++k) n += at[static_cast<std::size_t>(k)];
+    return n;
+  };
+  auto most = [&](double per_case) {  // need() grows with the rounds: the first that does not fit ends it
+    int best = lo;
+    while (best < planned_ && static_cast<double>(need(best + 1)) * (overhead_s + kOverrun * per_case) <= left_s) ++best;
+    return best;
+  };
+  const int grow = most(kMinCaseTimeS);
+  const int best = grow >= limit_ ? grow : std::max(lo, std::min(limit_, most(kFloorCaseTimeS)));
+  stopped_ = best <= r;  // this stretch's rounds end here: none after a round skipped
+  if (best != limit_)
+    decisions_.push_back(fmt::format("round {}: {} of the {} rounds fit ({:.1f} s left, {:.3f} s a case beside its "
+                                     "timed work so far)",
+                                     r + 1, best, planned_, left_s, overhead_s));
+  limit_ = best;
+  left_ = need(best);
+}
+
+std::vector<std::pair<std::string, std::string>> rounds_run_facts(const RunOptions& opt, int rounds) {
+  patterns::set_round_limit(rounds);
+  std::vector<std::pair<std::string, std::string>> f{{"schedule.max_rounds", fmt::format("{}", rounds)},
+                                                     {"budget.max_rounds", fmt::format("{}", rounds)}};
+  if (uses(opt, "host-rounds")) {
+    const patterns::HostMap& m = run_host_map();
+    f.emplace_back("schedule.host_rounds.rounds", fmt::format("{}", patterns::rounds_run(m.hosts())));
+    f.emplace_back("schedule.host_rounds.host_pairs", patterns::describe_rounds(m.hosts()));
+  }
+  patterns::set_round_limit(opt.max_rounds);
+  return f;
 }
 
 }  // namespace gdr

@@ -23,6 +23,8 @@ namespace gdr {
 
 inline constexpr double kCaseOverheadS = 0.35, kOverrun = 1.15, kStartSPerHost = 0.25, kStartSlackS = 2.0,
                         kMinCaseTimeS = 0.2;
+// The least case time the pacer gives a case that runs late (the fewest auto iterations).
+inline constexpr double kFloorCaseTimeS = 0.01;
 
 // "90", "90s", "2m", "1.5h" -> seconds; UsageError naming `option` otherwise.
 double parse_duration(std::string_view text, std::string_view option);
@@ -51,6 +53,10 @@ class BudgetPacer {
       : budget_s_(budget_s), reserve_s_(reserve_s), planned_s_(planned_s) {}
   // elapsed_s: seconds since the processes started; cases_left: this one included.
   double next(double elapsed_s, std::size_t cases_left);
+  // What a case has cost beside its timed work so far (0.35 s until one has run).
+  double overhead_s() const { return measured_ ? overhead_sum_ / measured_ : kCaseOverheadS; }
+  // The seconds of the budget left after elapsed_s (the launcher's share kept aside).
+  double left_s(double elapsed_s) const { return budget_s_ - reserve_s_ - elapsed_s; }
   // Whether one more case of the least timed work fits what is left (the retests stop when not).
   bool room(double elapsed_s) const;
   // budget.elapsed_s, budget.kept, budget.overhead_s (the measured per-case cost) after the sweep.
@@ -60,6 +66,51 @@ class BudgetPacer {
   double budget_s_, reserve_s_, planned_s_, last_elapsed_ = -1, last_case_time_ = 0, overhead_sum_ = 0;
   int measured_ = 0;
 };
+// The tournament round of a planned case of `rounds` or `host-rounds` (one-way tests run a round
+// as two steps, one a direction), -1 for any other case.
+int round_of(const CaseParams& c);
+
+// Round-major order (plan_run): within each stretch of cases of one test, memory, path and
+// dtype, the cases of other patterns first, then every size of round 1, every size of round 2,
+// and so on. A run cut short (by --budget, a fault, ^C) then holds whole rounds in every size.
+void order_rounds_first(std::vector<Planned>& cases);
+
+// --budget over rounds / host-rounds, calibrated on the fabric: the plan holds every round
+// (or --max-rounds'), and at each round's first case the rounds that still fit what is left,
+// at the cost a case has measured so far beside its timed work, decide how many run: more
+// where they fit with kMinCaseTimeS of timed work each, fewer where even kFloorCaseTimeS
+// would not. The model's count (0.35 s a case) is where it starts; a fast fabric runs every
+// round, a slow one stops at a round's end, never within one. Every rank passes the same
+// elapsed time, so all decide alike.
+class RoundBudget {
+ public:
+  // start_limit: the rounds the model fits (0: all planned); retests: cases set aside after the sweep.
+  RoundBudget(const std::vector<Planned>& cases, int start_limit, int retests);
+  // Whether case i is a round's first, where runs() decides: only then does it read left_s.
+  bool deciding(std::size_t i) const;
+  // Before case i (in order): whether it runs. At a round's first case, decides the limit.
+  bool runs(std::size_t i, double left_s, double overhead_s);
+  // Cases from i on (i included) that run under the limit, with the retests: what --budget paces.
+  std::size_t cases_left() const { return left_; }
+  // After the run: the rounds run (the most of any stretch), of the planned.
+  int rounds_run() const { return most_run_; }
+  int rounds_planned() const { return planned_; }
+  const std::vector<std::string>& decisions() const { return decisions_; }
+
+ private:
+  void decide(std::size_t i, double left_s, double overhead_s);
+
+  std::vector<int> round_;  // per case: round_of, -1 for others
+  int planned_ = 0, limit_ = 0, most_run_ = 0, last_round_ = -1, retests_ = 0;
+  bool stopped_ = false;          // this stretch stopped at a round: the rest of it is skipped
+  std::size_t left_ = 0, after_ = 0;  // cases left at this case, and at the next
+  std::vector<std::string> decisions_;  // the limit's changes, for the run's notes
+};
+
+// The facts of the rounds a run ran (schedule.max_rounds, schedule.host_rounds.rounds,
+// .host_pairs), for a calibrated budget that ran another count than planned.
+std::vector<std::pair<std::string, std::string>> rounds_run_facts(const RunOptions& opt, int rounds);
+
 // The model's start-up for the run's hosts (0.25 s a host + 2 s), reserved
 // for the launch and exit: 1.5 s was too little for 8 ranks on 4 emulated
 // hosts under load 16 (the run went 1-2 s past a 44 s budget).

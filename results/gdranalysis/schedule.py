@@ -6,8 +6,10 @@ A case costs its timed work (--case-time) x OVERRUN (auto iterations overrun the
 time a little) plus CASE_OVERHEAD_S (warm-up, check, HDF5; measured, docs/validate.md);
 start-up costs START_S_PER_HOST a host plus START_SLACK_S.
 
-A budget too small for every round of `rounds` or `host-rounds` runs the most rounds that fit
-(rounds_that_fit), a sample as --max-rounds N is, and says so (`budget.max_rounds`).
+A budget too small for every round of `rounds` or `host-rounds` starts with the most rounds
+the model fits (rounds_that_fit, `budget.model_rounds`); the run then decides at each round's
+start how many fit at what a case has cost so far (src/schedule.h RoundBudget), and stores what
+ran (`budget.rounds_run`, `budget.max_rounds` when not every round).
 
 The retests after rounds or host-rounds (`--retest auto`, opt-in; src/retest.h) get their share
 of the budget as cases: RETEST_ROUNDS rounds of at most RETEST_STEPS_PER_ROUND steps are
@@ -58,8 +60,9 @@ def steps(pattern, n_ranks, hosts=1, directions=1, max_rounds=0):
 
 def rounds_that_fit(budget_s, pattern, n_ranks, hosts, nsizes, retest=False, retest_rounds=RETEST_ROUNDS,
                     directions=1):
-    """A budget too small for every round: the most rounds that fit (`run --budget` then runs them
-    as --max-rounds N, a sample; src/schedule.cpp rounds_that_fit); 0 when not even one does."""
+    """A budget too small for every round: the most rounds that fit by the model (`run --budget`
+    starts with them, a sample; src/schedule.cpp rounds_that_fit, then RoundBudget at run time);
+    0 when not even one does."""
     n = hosts if pattern == "host-rounds" else n_ranks
     for k in range(rounds(n) - 1, 0, -1):
         cases = budget_cases(steps(pattern, n_ranks, hosts, directions, max_rounds=k) * nsizes, retest, retest_rounds)
@@ -111,7 +114,8 @@ class Recorded:
         s = f"schedule: {','.join(self.patterns)}"
         if self.hosts:
             per = len(self.rank_host) // max(1, len(self.hosts))
-            part = f" of {rounds(len(self.hosts))} (--max-rounds)" if len(self.rounds) < rounds(len(self.hosts)) else ""
+            why = "--budget" if "budget.max_rounds" in self.budget else "--max-rounds"
+            part = f" of {rounds(len(self.hosts))} ({why})" if len(self.rounds) < rounds(len(self.hosts)) else ""
             s += (f"; host-rounds over {len(self.hosts)} hosts x {per} ranks, {len(self.rounds)} rounds{part} "
                   f"({'; '.join(' '.join(f'{a}-{b}' for a, b in r) for r in self.rounds)}), rails by {self.rails}")
         if self.budget:

@@ -180,7 +180,8 @@ def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0,
                                      retest_rounds > 0, retest_rounds)
     cases = cases_at(max_rounds)
     if schedule.case_time_s(left, cases, nhosts) < schedule.MIN_CASE_TIME_S and not max_rounds:
-        # `run --budget` then runs the rounds that fit, a sample (schedule.rounds_that_fit)
+        # `run --budget` starts with the rounds the model fits, a sample (schedule.rounds_that_fit),
+        # then runs as many as fit at the fabric's own cost (src/schedule.h RoundBudget)
         k = schedule.rounds_that_fit(left, pattern, nhosts * ppn, nhosts, nsizes, retest_rounds > 0, retest_rounds)
         cases = cases_at(k) if k else cases
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
@@ -287,7 +288,7 @@ def validate(a) -> int:
                       retest_rounds=_retest_rounds(a))
     budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern,
                                                                   a.max_rounds, _retest_rounds(a))
-    # Below every round's minimum, the run takes the rounds that fit (a sample); one round at least.
+    # Below every round's minimum, the run starts with the rounds that fit (a sample); one round at least.
     sample = 0 if a.max_rounds or a.pattern not in ("rounds", "host-rounds") else min_budget(
         len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=1, retest_rounds=_retest_rounds(a))
     if budget < need and not (sample and budget >= sample):

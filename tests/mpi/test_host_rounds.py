@@ -5,7 +5,8 @@ rank -> host, rails) and the budget decision; both match results/gdranalysis/sch
 (the model validate and the simulators use); every case's flows are cross-host and
 rail-aligned; `suspects` reads the file, recomputes the schedule from it and judges
 its links. `--max-rounds 2` runs the first 2 of the 3 rounds, stores them, and suspects
-finds the file consistent; so does a budget too small for every round (it runs the rounds that fit). Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index; so do
+finds the file consistent; so does a budget too small for every round by the model (it runs the rounds that fit
+at what a case costs here). Ranks bound to NICs (UCX_NET_DEVICES) pair by NIC, not local index; so do
 ranks bound to CPUs whose local RDMA NICs hwloc names (a two-package XML topology). Bad input (uneven hosts, one host, a budget below the
 minimum, a malformed duration, --max-rounds without a rounds pattern): one line, exit 2."""
 import concurrent.futures
@@ -45,7 +46,7 @@ def refused(p, words):
     check(len(lines) >= 1 and all(w in lines[0] for w in words), f"want {words} in one line: {p.stderr[-600:]}")
 
 
-def check_file(h5, nsizes, max_rounds=0, rails="0,1,0,1,0,1"):
+def check_file(h5, nsizes, max_rounds=0, rails="0,1,0,1,0,1", budget=BUDGET):
     with h5py.File(h5, "r") as f:
         facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
         every = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
@@ -71,7 +72,7 @@ def check_file(h5, nsizes, max_rounds=0, rails="0,1,0,1,0,1"):
         check({tuple(sorted(p)) for p in pairs} == set(schedule.host_pairs(H, r)), f"step {c['step']}: {pairs}")
         check(all(rail[int(s)] == rail[int(d)] for s, d in c["flows"]), f"step {c['step']} not rail-aligned")
         check(len(c["flows"]) == ppn * len(schedule.host_pairs(H, r)), f"step {c['step']}: {len(c['flows'])} flows")
-    if max_rounds or "budget.cases" not in facts:
+    if max_rounds or "budget.cases" not in facts or budget != BUDGET:
         return len(cases)
     # The budget decision is the Python model's (validate, simulators), to the millisecond.
     # With the retests' share: rounds x steps set aside (schedule.budget_cases).
@@ -123,22 +124,29 @@ def run():
     rep = json.loads(s.stdout)
     check("2 rounds of 3 (--max-rounds)" in rep["schedule"] and rep["schedule_problems"] == [],
           f"{rep['schedule']}: {rep['schedule_problems']}")
-    # A budget too small for every round (17 s by the model) runs the rounds that fit, as the
-    # model says (schedule.rounds_that_fit), stored and said as a sample.
+    # A budget too small for every round by the model (17 s) starts with the rounds the model
+    # fits (schedule.rounds_that_fit), then runs as many as fit at what a case has cost so far
+    # (src/schedule.h RoundBudget): whole rounds, stored and said as what ran.
     h5b = os.path.join(d, "hr-sample.h5")
     p, wall = launch(6, ARGS + ["--budget", "15s", "--retest", "auto", "--output", h5b])
     k = schedule.rounds_that_fit(15, "host-rounds", 6, 3, 2, retest=True)
     check(k == 2, f"the model fits {k} rounds in 15 s, the test wants 2")
     check(p.returncode == 0 and wall <= 15, f"--budget 15s: exit {p.returncode} in {wall:.1f} s\n{p.stderr[-2000:]}")
-    check("--budget 15 s: every round needs 17 s; the first 2 rounds fit, so they run (as --max-rounds 2)" in p.stdout,
-          f"no sample note:\n{p.stdout[:2000]}")
-    nb = check_file(h5b, nsizes=2, max_rounds=k)
+    check("--budget 15 s: every round needs 17 s by the model (0.35 s a case beside its timed work); its first 2 "
+          "rounds fit, so the run starts with them" in p.stdout, f"no sample note:\n{p.stdout[:2000]}")
     with h5py.File(h5b, "r") as f:
         facts = {key: str(v) for key, v in f["facts"].attrs.items()}
-    check(facts.get("budget.max_rounds") == str(k) and facts["budget.kept"] == "yes", f"facts {facts}")
-    check(facts["budget.cases"] == str(schedule.budget_cases(nb, retest=True)), f"budget.cases {facts['budget.cases']}")
-    check(abs(float(facts["budget.case_time_s"]) - schedule.case_time_s(15, schedule.budget_cases(nb, True), 3)) < 1e-3,
+    ran = int(facts["budget.rounds_run"])
+    check(1 <= ran <= 3 and f"--budget: {ran} of the 3 planned rounds ran" in p.stdout, f"{ran} rounds:\n{p.stdout}")
+    nb = check_file(h5b, nsizes=2, max_rounds=ran if ran < 3 else 0, budget=15)
+    check(facts["budget.model_rounds"] == str(k) and facts["budget.kept"] == "yes", f"facts {facts}")
+    check(facts.get("budget.max_rounds", "0") == (str(ran) if ran < 3 else "0"), f"facts {facts}")
+    sample = schedule.budget_cases(2 * 2 * k, retest=True)  # the case time is the model's sample's share
+    check(facts["budget.cases"] == str(sample), f"budget.cases {facts['budget.cases']}")
+    check(abs(float(facts["budget.case_time_s"]) - schedule.case_time_s(15, sample, 3)) < 1e-3,
           f"case time {facts['budget.case_time_s']}")
+    print(f"--budget 15s: the model fits {k} rounds, {ran} ran ({nb} cases in {wall:.1f} s, a case "
+          f"{facts['budget.overhead_s']} s beside its timed work)")
     # Rails from the NIC each rank is bound to (UCX_NET_DEVICES), host fh1 listing its two
     # NICs the other way round: rank 0 (fh0, nicA) meets rank 3 (fh1, nicA), not rank 2.
     h5n = os.path.join(d, "hr-nic.h5")

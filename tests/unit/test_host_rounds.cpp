@@ -6,6 +6,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "collectives/host_rounds.h"
 #include "core/errors.h"
@@ -151,6 +153,93 @@ TEST(Budget, PacerGivesEachCaseItsShareOfWhatIsLeft) {
   EXPECT_EQ(q.next(2, 4), 5);
   auto facts = p.facts(19);
   EXPECT_EQ(facts[1], (std::pair<std::string, std::string>{"budget.kept", "no"}));
+}
+
+// A stretch of cases as plan() makes it, size by size: `pairs` pair cases, then `rounds` rounds of
+// host-rounds, one step a direction.
+std::vector<Planned> size_major(std::string test, std::vector<std::size_t> sizes, int rounds, int pairs = 0) {
+  std::vector<Planned> out;
+  for (std::size_t bytes : sizes) {
+    CaseParams c;
+    c.test = test;
+    c.bytes = bytes;
+    for (int k = 0; k < pairs; ++k) out.push_back({{test, "mpi", false, MemKind::host, Path::direct}, c});
+    c.pattern = "host-rounds";
+    for (int step = 0; step < 2 * rounds; ++step) {
+      c.step = step;
+      out.push_back({{test, "mpi", false, MemKind::host, Path::direct, "host-rounds"}, c});
+    }
+  }
+  return out;
+}
+
+TEST(Budget, RoundsRunRoundByRoundInEverySize) {
+  std::vector<Planned> cases = size_major("bw", {4096, 8192}, 2, 1), lat = size_major("latency", {8}, 2);
+  cases.insert(cases.end(), lat.begin(), lat.end());
+  order_rounds_first(cases);
+  std::vector<std::tuple<std::string, std::size_t, int>> got;
+  for (auto& p : cases) got.emplace_back(p.params.test, p.params.bytes, p.params.step);
+  EXPECT_EQ(got, (std::vector<std::tuple<std::string, std::size_t, int>>{
+                     {"bw", 4096, -1}, {"bw", 8192, -1},                  // other patterns first
+                     {"bw", 4096, 0}, {"bw", 4096, 1}, {"bw", 8192, 0}, {"bw", 8192, 1},  // round 1
+                     {"bw", 4096, 2}, {"bw", 4096, 3}, {"bw", 8192, 2}, {"bw", 8192, 3},  // round 2
+                     {"latency", 8, 0}, {"latency", 8, 1}, {"latency", 8, 2}, {"latency", 8, 3}}));
+  CaseParams both;
+  both.pattern = "rounds";
+  both.step = 3;
+  both.traits.directions = 2;  // bibw: a round is one step
+  EXPECT_EQ(round_of(both), 3);
+  both.pattern = "incast";
+  EXPECT_EQ(round_of(both), -1);
+}
+
+// Steps through a stretch as the sweep does: every case that runs costs `per_case` s.
+std::vector<int> rounds_that_ran(RoundBudget& rb, const std::vector<Planned>& cases, double& left, double per_case,
+                                 double overhead) {
+  std::vector<int> ran;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (!rb.runs(i, left, overhead)) continue;
+    left -= per_case;
+    if (int r = round_of(cases[i].params); r >= 0 && (ran.empty() || ran.back() != r)) ran.push_back(r);
+  }
+  return ran;
+}
+
+TEST(Budget, CalibratedRoundsGrowOnAFastFabricAndStopAtARoundsEndOnASlowOne) {
+  std::vector<Planned> cases = size_major("bw", {4096, 8192, 16384}, 5);
+  order_rounds_first(cases);  // 5 rounds x 2 directions x 3 sizes
+  // The model fitted 2 rounds; a case costs 0.01 s beside its timed work: every round fits.
+  RoundBudget fast(cases, 2, 0);
+  EXPECT_EQ(fast.cases_left(), 12u);
+  double left = 100;
+  EXPECT_EQ(rounds_that_ran(fast, cases, left, 0.3, 0.01), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(fast.rounds_run(), 5);
+  EXPECT_EQ(fast.rounds_planned(), 5);
+  // A case costs 1 s beside its timed work: 1.23 s with a plan's least timed work (0.2 s x 1.15),
+  // 1.0115 s at the pacer's floor; 6 cases a round. With 20 s left at the start, 2 rounds fit at
+  // 1.23 s (14.8 s), 3 at the floor (18.2 s): the plan's 5 rounds shrink to 3, not 2. Each case
+  // here then takes 1.23 s, so at round 3 one more round's 6.1 s is more than the 5.2 s left: it
+  // stops there, and no later round of the stretch begins.
+  RoundBudget slow(cases, 0, 0);
+  left = 20;
+  EXPECT_EQ(rounds_that_ran(slow, cases, left, 1.23, 1.0), (std::vector<int>{0, 1}));
+  EXPECT_EQ(slow.rounds_run(), 2);
+  ASSERT_EQ(slow.decisions().size(), 2u);
+  EXPECT_NE(slow.decisions()[0].find("round 1: 3 of the 5 rounds fit"), std::string::npos) << slow.decisions()[0];
+  EXPECT_NE(slow.decisions()[1].find("round 3: 2 of the 5 rounds fit"), std::string::npos) << slow.decisions()[1];
+  // Where the plan's rounds fit at the floor but not with 0.2 s each, they all run (the pacer
+  // shortens the cases): 30 cases at 1.0115 s is 30.3 s.
+  RoundBudget tight(cases, 0, 0);
+  left = 31;
+  EXPECT_EQ(rounds_that_ran(tight, cases, left, 1.0, 1.0), (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_TRUE(tight.decisions().empty());
+  // Even with no time left, round 1 runs; the retests' cases are counted in what is paced.
+  RoundBudget none(cases, 0, 4);
+  left = 0;
+  EXPECT_EQ(rounds_that_ran(none, cases, left, 1.0, 1.0), (std::vector<int>{0}));
+  RoundBudget counted(cases, 0, 4);
+  ASSERT_TRUE(counted.runs(0, 1000, 0.01));
+  EXPECT_EQ(counted.cases_left(), 30u + 4u);
 }
 
 }  // namespace
