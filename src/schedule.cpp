@@ -278,36 +278,28 @@ bool RoundBudget::runs(std::size_t i, double left_s, double overhead_s) {
   return go;
 }
 
-// The rounds that run from case i on. More than the limit when their cases (with the retests'
-// and every case of other patterns) fit left_s at overhead_s + the least timed work a plan
-// gives (kMinCaseTimeS); fewer only when the limit's would not fit even at the pacer's floor
-// (kFloorCaseTimeS: a late run shortens cases before it drops rounds, as before calibration).
-// At least the rounds already run, and round 1 always. Counted by round: one pass a decision.
+// The most rounds whose cases from i on (with the retests' and every case of other patterns)
+// fit left_s at overhead_s + the pacer's floor each (kFloorCaseTimeS: the fewest auto
+// iterations, which is what the emulated cluster's cases ran at 20 Mbit/s anyway): a budget
+// buys coverage first, and the cases share what is left up to the plan's case time. At least
+// the rounds already run, and round 1 always. Counted by round: one pass a decision.
 void RoundBudget::decide(std::size_t i, double left_s, double overhead_s) {
   const int r = round_[i];
   std::vector<std::size_t> at(static_cast<std::size_t>(planned_), 0);
-  std::size_t others = static_cast<std::size_t>(retests_);
-  for (std::size_t j = i; j < round_.size(); ++j) (round_[j] < 0 ? others : at[static_cast<std::size_t>(round_[j])])++;
-  const int lo = std::max(1, r);
-  auto need = [&](int rounds) {
-    std::size_t n = others;
-    for (int k = 0; k < rounds; ++k) n += at[static_cast<std::size_t>(k)];
-    return n;
-  };
-  auto most = [&](double per_case) {  // need() grows with the rounds: the first that does not fit ends it
-    int best = lo;
-    while (best < planned_ && static_cast<double>(need(best + 1)) * (overhead_s + kOverrun * per_case) <= left_s) ++best;
-    return best;
-  };
-  const int grow = most(kMinCaseTimeS);
-  const int best = grow >= limit_ ? grow : std::max(lo, std::min(limit_, most(kFloorCaseTimeS)));
+  std::size_t need = static_cast<std::size_t>(retests_);
+  for (std::size_t j = i; j < round_.size(); ++j) (round_[j] < 0 ? need : at[static_cast<std::size_t>(round_[j])])++;
+  int best = std::max(1, r);
+  for (int k = 0; k < best; ++k) need += at[static_cast<std::size_t>(k)];
+  const double per_case = overhead_s + kOverrun * kFloorCaseTimeS;
+  while (best < planned_ && static_cast<double>(need + at[static_cast<std::size_t>(best)]) * per_case <= left_s)
+    need += at[static_cast<std::size_t>(best++)];
   stopped_ = best <= r;  // this stretch's rounds end here: none after a round skipped
   if (best != limit_)
     decisions_.push_back(fmt::format("round {}: {} of the {} rounds fit ({:.1f} s left, {:.3f} s a case beside its "
                                      "timed work so far)",
                                      r + 1, best, planned_, left_s, overhead_s));
   limit_ = best;
-  left_ = need(best);
+  left_ = need;
 }
 
 std::vector<std::pair<std::string, std::string>> rounds_run_facts(const RunOptions& opt, int rounds) {

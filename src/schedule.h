@@ -77,11 +77,11 @@ void order_rounds_first(std::vector<Planned>& cases);
 
 // --budget over rounds / host-rounds, calibrated on the fabric: the plan holds every round
 // (or --max-rounds'), and at each round's first case the rounds that still fit what is left,
-// at the cost a case has measured so far beside its timed work, decide how many run: more
-// where they fit with kMinCaseTimeS of timed work each, fewer where even kFloorCaseTimeS
-// would not. The model's count (0.35 s a case) is where it starts; a fast fabric runs every
-// round, a slow one stops at a round's end, never within one. Every rank passes the same
-// elapsed time, so all decide alike.
+// at the cost a case has measured so far beside its timed work and the pacer's floor of timed
+// work (kFloorCaseTimeS, the fewest iterations), decide how many run: coverage first. The
+// model's count (0.35 s a case, 0.2 s of timed work at least) is where it starts; a fast
+// fabric runs every round, a slow one stops at a round's end, never within one. Every rank
+// passes the same elapsed time, so all decide alike.
 class RoundBudget {
  public:
   // start_limit: the rounds the model fits (0: all planned); retests: cases set aside after the sweep.

@@ -250,7 +250,7 @@ def summarize(path):
     for (n, tr), (w, j) in sorted(pooled.items()):
         lo, hi = wilson(w, j)
         out.append(f"| {n} | {tr} | {j} | {w} | {w / max(1, j):.4f} [{lo:.4f}, {hi:.4f}] |")
-    out += cost_table(rows) + retest_table(rows)
+    out += cost_table(rows) + retest_table(rows) + rounds_table(rows)
     txt = path[:-len(".jsonl")] + ".txt" if path.endswith(".jsonl") else path + ".txt"
     with open(txt, "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
@@ -258,6 +258,27 @@ def summarize(path):
 
 
 COST_PARTS = ("total", "timed", "beside_timed", "test", "gather", "record")
+
+
+def rounds_table(rows):
+    """How many rounds the calibrated budget ran (src/schedule.h RoundBudget) against the model's
+    plan, each trial: runs that store budget.rounds_run."""
+    got = [r for r in rows if "budget.rounds_run" in (r.get("costs") or {})]
+    if not got:
+        return []
+    out = ["", "Rounds the run's budget ran, each trial (the model's plan: 0.35 s a case; the run: at each round's "
+           "start, as many rounds as fit at what its cases had cost; src/schedule.h RoundBudget):", "",
+           "| hosts | Mbit/s | validate budget s | the run's budget s | model's rounds | rounds run | cases run | "
+           "a case beside its timed work, s | run's budget kept | run took s |",
+           "| --- " * 10 + "|"]
+    for r in got:
+        c = r["costs"]
+        every = schedule.rounds(r["hosts"])
+        model = c.get("budget.model_rounds", str(every))
+        out.append(f"| {r['hosts']} | {r.get('rate_mbit')} | {r.get('budget_s')} | {c.get('budget.s')} | {model} of "
+                   f"{every} | {c['budget.rounds_run']} | {c.get('file.cases', '-')} | {c.get('budget.overhead_s')} | "
+                   f"{c.get('budget.kept')} | {c.get('budget.elapsed_s')} |")
+    return out
 
 
 def cost_table(rows):

@@ -187,6 +187,17 @@ def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0,
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
+def _rounds_run(run, a, nhosts):
+    """What the run's calibrated budget ran (src/schedule.h RoundBudget), where the plan was the model's."""
+    ran = run.facts.get("budget.rounds_run")
+    if ran is None or a.pattern not in ("rounds", "host-rounds"):
+        return []
+    every = schedule.rounds(nhosts if a.pattern == "host-rounds" else nhosts * a.ranks_per_host)
+    return [f"the run ran {ran} of the {every} rounds ({len(run.cases)} cases), as many as fit at what its cases "
+            f"cost ({run.facts.get('budget.overhead_s', '?')} s each beside their timed work; the model's plan: "
+            f"{run.facts.get('budget.model_rounds', 'every round')})"]
+
+
 def bench(rec, lau, a, hosts, deadline, h5):
     """The run keeps to what is left of the budget itself (`run --budget`: the same model as
     plan(), then each case its share of what is left), so a slow start or slow cases shorten
@@ -330,7 +341,7 @@ def validate(a) -> int:
         h5 = os.path.join(a.out, f"run{attempt}.h5")
         ran_on = list(alive)
         rc, _, err, to = bench(rec, lau, a, alive, end - ANALYSIS_S, h5)
-        notes.append(f"run {attempt}: {len(alive)} hosts, {cases} cases of about {case_time:.2f} s, "
+        notes.append(f"run {attempt}: {len(alive)} hosts, {cases} cases of about {case_time:.2f} s planned, "
                      f"exit {rc}{' (killed at the budget)' if to else ''}")
         if rc == 0 and not to:
             h5_used = h5
@@ -352,6 +363,7 @@ def validate(a) -> int:
     if h5_used:
         try:
             run, rep = _judge(a, h5_used, ran_on, notes)
+            notes += _rounds_run(run, a, len(ran_on))
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
     findings = findings_of(rep, run) if rep else []

@@ -215,11 +215,10 @@ TEST(Budget, CalibratedRoundsGrowOnAFastFabricAndStopAtARoundsEndOnASlowOne) {
   EXPECT_EQ(rounds_that_ran(fast, cases, left, 0.3, 0.01), (std::vector<int>{0, 1, 2, 3, 4}));
   EXPECT_EQ(fast.rounds_run(), 5);
   EXPECT_EQ(fast.rounds_planned(), 5);
-  // A case costs 1 s beside its timed work: 1.23 s with a plan's least timed work (0.2 s x 1.15),
-  // 1.0115 s at the pacer's floor; 6 cases a round. With 20 s left at the start, 2 rounds fit at
-  // 1.23 s (14.8 s), 3 at the floor (18.2 s): the plan's 5 rounds shrink to 3, not 2. Each case
-  // here then takes 1.23 s, so at round 3 one more round's 6.1 s is more than the 5.2 s left: it
-  // stops there, and no later round of the stretch begins.
+  // A case costs 1 s beside its timed work, 1.0115 s at the pacer's floor of timed work; 6 cases
+  // a round. With 20 s left at the start, 3 rounds fit (18.2 s), not 4 (24.3 s): the plan's 5
+  // shrink to 3. Each case here then takes 1.23 s, so at round 3 one more round's 6.1 s is more
+  // than the 5.2 s left: it stops there, and no later round of the stretch begins.
   RoundBudget slow(cases, 0, 0);
   left = 20;
   EXPECT_EQ(rounds_that_ran(slow, cases, left, 1.23, 1.0), (std::vector<int>{0, 1}));
@@ -227,8 +226,8 @@ TEST(Budget, CalibratedRoundsGrowOnAFastFabricAndStopAtARoundsEndOnASlowOne) {
   ASSERT_EQ(slow.decisions().size(), 2u);
   EXPECT_NE(slow.decisions()[0].find("round 1: 3 of the 5 rounds fit"), std::string::npos) << slow.decisions()[0];
   EXPECT_NE(slow.decisions()[1].find("round 3: 2 of the 5 rounds fit"), std::string::npos) << slow.decisions()[1];
-  // Where the plan's rounds fit at the floor but not with 0.2 s each, they all run (the pacer
-  // shortens the cases): 30 cases at 1.0115 s is 30.3 s.
+  // Where the plan's rounds fit at the floor, they all run (the pacer shortens the cases):
+  // 30 cases at 1.0115 s is 30.3 s.
   RoundBudget tight(cases, 0, 0);
   left = 31;
   EXPECT_EQ(rounds_that_ran(tight, cases, left, 1.0, 1.0), (std::vector<int>{0, 1, 2, 3, 4}));
