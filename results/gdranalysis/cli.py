@@ -14,12 +14,15 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import sys
 
 from . import SCHEMA_VERSION, __version__
 from .schema import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_UNTRUSTED = 0, 1, 2, 3, 4
+# report --read auto: a file above this is read as a summary (a 256 x 8 file of 364 MB took 1.9 GB whole)
+REPORT_SUMMARY_ABOVE_BYTES = 10**9
 PROG = "gdrbench"
 
 
@@ -151,7 +154,13 @@ def cmd_report(a) -> int:
     from .compare import compare_runs
     from .report import write_report
     from .schema import load_run
-    run = load_run(a.run)
+    summary = a.read == "summary" or (a.read == "auto" and os.path.getsize(a.run) > REPORT_SUMMARY_ABOVE_BYTES
+                                      if os.path.isfile(a.run) else False)
+    if summary and a.baseline:
+        raise InputError(f"--baseline compares every iteration, and {a.run} is read as a summary "
+                         f"({'--read summary' if a.read == 'summary' else 'above 1 GB'}): give --read full, "
+                         "or use gdrbench compare")
+    run = load_run(a.run, summary=summary)
     cmp = None
     if a.baseline:
         cmp = compare_runs(load_run(a.baseline), run, threshold_pct=a.threshold, seed=a.seed,
@@ -298,6 +307,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="straggler threshold (default 10)")
     r.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=20240601, help=argparse.SUPPRESS)
     r.add_argument("--title", help="page title")
+    r.add_argument("--read", choices=("auto", "full", "summary"), default="auto",
+                   help="full: every iteration; summary: each rank's median only (a fleet's file: a 1,024 x 8 run "
+                        "of every host pair is 5.8 GB, 24 GB and more to read whole); auto (default): summary "
+                        "above 1 GB")
     r.set_defaults(func=cmd_report)
 
     h = sub.add_parser("history", help="trend of one case across archived runs",

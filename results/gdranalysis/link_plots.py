@@ -53,3 +53,30 @@ def link_heatmap(table, hosts, size_index=-1, labels=None) -> bytes | None:
                  f"{format_bytes(int(table.bytes[size_index]))}: per link and per host pair (median)",
                  fontsize=10)
     return _png(fig)
+
+
+def host_pair_heatmap(table, names, size_index=-1) -> bytes | None:
+    """One size of a host-level LinkTable (links.host_pair_tables): one panel, sender host rows,
+    receiver host columns, the median over each host pair's links; a fleet's report draws this
+    where a per-rank matrix has millions of cells."""
+    lat = table.test_kind == "latency"
+    m = getattr(table, "time_us" if lat else "algbw_gbps")[size_index]
+    if not np.isfinite(m).any():
+        return None
+    n = len(names)
+    fig, ax = plt.subplots(figsize=(min(4 + 0.35 * n, 14), min(3 + 0.3 * n, 12)))
+    cmap = plt.get_cmap("viridis" if not lat else "viridis_r").copy()
+    cmap.set_bad("#e0e0e0")
+    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, interpolation="nearest")
+    step = max(1, n // 32)
+    ax.set_xticks(range(0, n, step))
+    ax.set_xticklabels(names[::step], rotation=90, fontsize=7)
+    ax.set_yticks(range(0, n, step))
+    ax.set_yticklabels(names[::step], fontsize=7)
+    ax.set_xlabel("receiver host")
+    ax.set_ylabel("sender host" if not lat else "initiator host")
+    fig.colorbar(im, ax=ax, fraction=0.04, pad=0.02).set_label("one-way us" if lat else "GB/s")
+    ax.set_title(f"{table.test} {table.transport} {table.mem} {table.path} ({table.pattern}), "
+                 f"{format_bytes(int(table.bytes[size_index]))}: per host pair (median over its links)", fontsize=10)
+    fig.tight_layout()
+    return _png(fig)

@@ -91,3 +91,44 @@ def tables_from_cases(run) -> list:
                              bytes=np.array(sizes, dtype=np.int64),
                              time_us=t, algbw_gbps=bw))
     return out
+
+
+def host_pair_tables(run) -> list:
+    """(LinkTable over hosts, host names) per link group: each size's median over the links from
+    one host's ranks to another's, from the cases' rank medians (a summary read has them). What a
+    fleet's report draws: a [ranks, ranks] matrix is 8,192^2 cells a size, its per-rank picture
+    shows nothing, and tables_from_cases would hold a cell object per link."""
+    names = sorted(set(run.hosts))
+    idx = {h: i for i, h in enumerate(names)}
+    host = np.array([idx[h] for h in run.hosts], dtype=np.int64)
+    H = len(names)
+    groups = {}
+    for c in run.cases:
+        a = c.attrs
+        if a["dtype"] != "byte" or a["reference"] or c.pattern not in LINK_PATTERNS:
+            continue
+        med = c.rank_medians()
+        fl = np.asarray(c.links(), dtype=np.int64).reshape(-1, 2)
+        fl = fl[(fl >= 0).all(axis=1) & (fl < min(med.size, host.size)).all(axis=1)]
+        if not fl.size:
+            continue
+        key = (a["test"], a["transport"], a["mem"], a["path"], c.pattern)
+        g = groups.setdefault(key, {"kind": test_kind(a), "dirs": directions(a), "sizes": {}})
+        g["sizes"].setdefault(int(a["bytes"]), []).append((host[fl[:, 0]] * H + host[fl[:, 1]], med[fl[:, 0]]))
+    out = []
+    for (test, tr, mem, path, pat), g in sorted(groups.items()):
+        sizes = sorted(g["sizes"])
+        t = np.full((len(sizes), H, H), np.nan)
+        bw = np.full((len(sizes), H, H), np.nan)
+        for i, b in enumerate(sizes):
+            codes = np.concatenate([k for k, _ in g["sizes"][b]])
+            secs = np.concatenate([v for _, v in g["sizes"][b]])
+            ok = np.isfinite(secs) & (secs > 0)
+            keys, med_t = group_medians(codes[ok], secs[ok] * 1e6)
+            t[i].flat[keys] = med_t
+            keys, med_bw = group_medians(codes[ok], g["dirs"] * float(b) / secs[ok] / 1e9)
+            bw[i].flat[keys] = med_bw
+        out.append((LinkTable(name=f"{test}_{tr}_{mem}_{path}_{pat}", test=test, transport=tr, mem=mem, path=path,
+                              pattern=pat, test_kind=g["kind"], ranks=H, bytes=np.array(sizes, dtype=np.int64),
+                              time_us=t, algbw_gbps=bw), names))
+    return out

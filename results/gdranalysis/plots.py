@@ -49,11 +49,21 @@ def _bytes_axis(ax):
 
 
 def median_us(c: Case) -> float:
-    return c.median_us()
+    """The median over iterations of the slowest rank's time; of a summary read's case (no
+    iterations), the slowest rank's median, which is at most that (report says which)."""
+    if not c.summarized:
+        return c.median_us()
+    m = c.rank_medians()
+    m = m[np.isfinite(m)]
+    return float(m.max() * 1e6) if m.size else float("nan")
 
 
 def busbw_median(c: Case) -> float:
-    return c.busbw_median()
+    """Bus bandwidth (GB/s) at median_us(c): the stored busbw_gbps scaled by time_us_mean / it."""
+    if not c.summarized:
+        return c.busbw_median()
+    m, bw, mean = median_us(c), c.attrs.get("busbw_gbps"), c.attrs.get("time_us_mean")
+    return float(bw) * float(mean) / m if bw is not None and mean is not None and m > 0 else float("nan")
 
 
 def series_name(c: Case, multi_dtype: bool) -> str:
@@ -119,7 +129,9 @@ def metric_vs_size(run: Run, metric: str) -> bytes | None:
             ax.text(0.5, 0.5, "no data", transform=ax.transAxes, ha="center")
     for ax in list(axes.flat)[n:]:
         ax.axis("off")
-    fig.suptitle(f"{title} (median over iterations of the slowest rank)", fontsize=12)
+    how = ("the slowest rank's median over iterations: a summary read" if any(c.summarized for c in run.cases)
+           else "median over iterations of the slowest rank")
+    fig.suptitle(f"{title} ({how})", fontsize=12)
     fig.tight_layout()
     return _png(fig)
 
@@ -174,9 +186,26 @@ def speedup(run: Run) -> bytes | None:
     return _png(fig)
 
 
+MAX_RANK_COLUMNS = 512  # above: one column a host (its ranks' median ratio), not a rank
+
+
+def _by_host(run: Run, ratios: np.ndarray) -> np.ndarray:
+    """Per host (sorted names), the median of its ranks' ratios (NaN where all sat out)."""
+    from .robust import group_medians
+    names = sorted(set(run.hosts))
+    idx = {h: i for i, h in enumerate(names)}
+    host = np.array([idx[h] for h in run.hosts[:ratios.size]], dtype=np.int64)
+    out = np.full(len(names), np.nan)
+    keys, med = group_medians(host, ratios[:host.size])
+    out[keys] = med
+    return out
+
+
 def heatmap(run: Run, test: str) -> bytes | None:
-    """Per-rank median time / median of rank medians, cases x ranks."""
+    """Per-rank median time / median of rank medians, cases x ranks (x hosts above
+    MAX_RANK_COLUMNS ranks: 8,192 columns of a fleet's run are no picture)."""
     rows, labels = [], []
+    by_host = run.nranks > MAX_RANK_COLUMNS
     for c in run.cases:
         if c.attrs["test"] != test:
             continue
@@ -184,7 +213,8 @@ def heatmap(run: Run, test: str) -> bytes | None:
         ok = np.isfinite(med) & (med > 0)
         if ok.sum() < 2:
             continue
-        rows.append(np.where(ok, med / np.median(med[ok]), np.nan))
+        ratio = np.where(ok, med / np.median(med[ok]), np.nan)
+        rows.append(_by_host(run, ratio) if by_host else ratio)
         labels.append(c.label())
     if not rows:
         return None
@@ -210,8 +240,13 @@ def heatmap(run: Run, test: str) -> bytes | None:
     ax.set_yticklabels(labels[::ystep], fontsize=7)
     step = max(1, nr // 32)
     ax.set_xticks(range(0, nr, step))
-    ax.set_xticklabels([f"{r}\n{run.host_of(r)}" for r in range(0, nr, step)], fontsize=7)
-    ax.set_xlabel("rank / host")
+    if by_host:
+        names = sorted(set(run.hosts))
+        ax.set_xticklabels(names[::step], rotation=90, fontsize=7)
+        ax.set_xlabel("host (the median of its ranks)")
+    else:
+        ax.set_xticklabels([f"{r}\n{run.host_of(r)}" for r in range(0, nr, step)], fontsize=7)
+        ax.set_xlabel("rank / host")
     cb = fig.colorbar(im, ax=ax, fraction=0.05, pad=0.02)
     nice = ((0.25, 0.5, 0.67, 1.0, 1.5, 2.0, 4.0) if span > np.log2(1.6)
             else (0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5))

@@ -83,10 +83,13 @@ def _cases_table(run: Run) -> str:
         a = c.attrs
         s = c.slowest()
         s = s[np.isfinite(s)] * 1e6
+        if c.summarized:  # no iterations: the slowest rank's median, no min or max
+            s = np.array([plots.median_us(c)])
         cells = [c.name, a["test"] + (f" {a['src']}>{a['dst']}" if a["src"] >= 0 else ""),
                  a["transport"] + ("*" if a["reference"] else ""), a["mem"], a["path"], a["dtype"], a["op"]]
+        spread = s.size and not c.summarized
         nums = [a["bytes"], a.get("iters", s.size), fmt_us(float(np.median(s)) if s.size else float("nan")),
-                fmt_us(float(s.min()) if s.size else float("nan")), fmt_us(float(s.max()) if s.size else float("nan")),
+                fmt_us(float(s.min()) if spread else float("nan")), fmt_us(float(s.max()) if spread else float("nan")),
                 fmt_num(plots.busbw_median(c), 3), a.get("wrong", 0)]
         cls = ' class="regression"' if (a.get("wrong") or 0) > 0 else ""
         rows.append(f"<tr{cls}>" + "".join(f"<td>{_e(x)}</td>" for x in cells)
@@ -138,6 +141,23 @@ def _stragglers_html(rep) -> str:
     return out
 
 
+def _host_pair_matrices(run: Run, add, parts):
+    """A fleet's link matrices: one cell per host pair (links.host_pair_tables)."""
+    tables = links.host_pair_tables(run)
+    if not tables:
+        return
+    parts.append("<h2>Link matrix (per host pair)</h2>")
+    parts.append(f"<p class='sub'>{run.nranks} ranks on {len(set(run.hosts))} hosts: each cell is the median "
+                 "over the links from one host's ranks to another's (per rank above "
+                 f"{plots.MAX_RANK_COLUMNS} ranks is no picture; <code>gdrbench suspects</code> names the "
+                 "links).</p>")
+    for t, names in tables:
+        for i in sorted({0, len(t.bytes) - 1}):
+            add(link_plots.host_pair_heatmap(t, names, i), f"fig-links-{t.name}-{int(t.bytes[i])}",
+                f"host-pair matrix {t.name} {int(t.bytes[i])} B",
+                f"{t.name}: median per host pair (sender row, receiver column); grey: not measured.")
+
+
 def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=strag.DEFAULT_THRESHOLD_PCT,
                title: str | None = None) -> tuple[str, list]:
     """The page, and the ids of the images it embeds."""
@@ -156,6 +176,10 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     parts.append(f"<h1>{_e(title)}</h1><p class='sub'>{_e(run.describe())}</p>")
     for w in run.warnings:
         parts.append(f"<p class='note'>{_e(w)}</p>")
+    if any(c.summarized for c in run.cases):
+        parts.append("<p class='note'>Read as a summary (each rank's median, not its iterations): times are the "
+                     "slowest rank's median, at most the median of each iteration's slowest rank that a whole "
+                     "read shows, and no min or max per case.</p>")
     wrong = [c.label() for c in run.cases if (c.get("wrong") or 0) > 0]
     if wrong:
         parts.append(f"<p class='bad'>{len(wrong)} case(s) returned wrong results, e.g. {_e(wrong[0])}</p>")
@@ -205,7 +229,11 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
         parts.append("<p class='note'>No case timed two or more ranks.</p>")
     parts.append(_stragglers_html(rep))
 
-    tables = links.link_tables(run)
+    if run.nranks > plots.MAX_RANK_COLUMNS:
+        _host_pair_matrices(run, add, parts)
+        tables = []
+    else:
+        tables = links.link_tables(run)
     if tables:
         parts.append("<h2>Link matrix</h2>")
         labels = link_plots.rank_labels(run)

@@ -87,6 +87,11 @@ class Case:
         return k if self.occurrence == 1 else k + (self.occurrence,)
 
     @property
+    def summarized(self) -> bool:
+        """Read as a summary (load_run(summary=True)): its ranks' medians, no iterations."""
+        return self.times.shape[1] == 0 and self.medians is not None
+
+    @property
     def pattern(self) -> str:
         """`pair` (one pair at a time) or the concurrent pattern's name."""
         return str(self.attrs.get("pattern", "pair"))

@@ -11,6 +11,7 @@ skipped. The summaries then say which ranks and hosts were flagged most.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 
@@ -25,16 +26,19 @@ class CaseStragglers:
     case: str
     label: str
     key: dict
-    rank_median_us: list        # per rank, None where the rank sat out
+    rank_median_us: np.ndarray  # per rank, NaN where the rank sat out (None in as_dict)
     median_rank_us: float
-    ratio: list                 # per rank, None where the rank sat out
+    ratio: np.ndarray           # per rank, NaN where the rank sat out (None in as_dict)
     slowest_rank: int
     slowest_host: str
     slowest_ratio: float
     flagged: list               # ranks above the threshold
 
     def as_dict(self):
-        return dataclasses.asdict(self)
+        d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        d["rank_median_us"] = [_none(x) for x in self.rank_median_us]
+        d["ratio"] = [_none(x) for x in self.ratio]
+        return d
 
 
 @dataclasses.dataclass
@@ -69,11 +73,13 @@ def analyze(run: Run, threshold_pct=DEFAULT_THRESHOLD_PCT, spec=None) -> Straggl
     limit = 1.0 + threshold_pct / 100.0
     cases, skipped = [], []
     nr = max([run.nranks] + [c.times.shape[0] for c in run.cases])
-    per_rank = [[] for _ in range(nr)]
-    flagged_count = [0] * nr
+    flagged_count = np.zeros(nr, dtype=np.int64)
     selected = [c for c in run.cases if not spec or case_matches(c, spec)]
     if spec and not selected:
         raise InputError(f"{run.path}: no case matches --case")
+    # Every judged case's ratios as one [cases, ranks] array (NaN: sat out), not a Python
+    # object per rank and case: a 1,024 x 8 file of every host pair has 50 million.
+    rows = np.full((len(selected), nr), np.nan)
     for c in selected:
         med = c.rank_medians()
         ok = np.isfinite(med) & (med > 0)
@@ -84,34 +90,36 @@ def analyze(run: Run, threshold_pct=DEFAULT_THRESHOLD_PCT, spec=None) -> Straggl
         ratio = np.where(ok, med / mm, np.nan)
         slow = int(np.nanargmax(ratio))
         flagged = [int(r) for r in np.flatnonzero(ok & (ratio > limit))]
-        for r in np.flatnonzero(ok):
-            per_rank[r].append((float(ratio[r]), c.label()))
-        for r in flagged:
-            flagged_count[r] += 1
+        rows[len(cases), :ratio.size] = ratio
+        flagged_count[flagged] += 1
         cases.append(CaseStragglers(
-            case=c.name, label=c.label(), key=c.key_dict(),
-            rank_median_us=[_none(x * 1e6) for x in med], median_rank_us=mm * 1e6,
-            ratio=[_none(x) for x in ratio], slowest_rank=slow, slowest_host=run.host_of(slow),
+            case=c.name, label=c.label(), key=c.key_dict(), rank_median_us=med * 1e6, median_rank_us=mm * 1e6,
+            ratio=ratio, slowest_rank=slow, slowest_host=run.host_of(slow),
             slowest_ratio=float(ratio[slow]), flagged=flagged))
+    rows = rows[:len(cases)]
+    seen = np.isfinite(rows)
+    counts = seen.sum(axis=0)
     ranks = []
-    for r in range(nr):
-        if not per_rank[r]:
-            continue
-        rs = np.array([x for x, _ in per_rank[r]])
-        worst = max(per_rank[r])
-        ranks.append({"rank": r, "host": run.host_of(r),
+    if cases:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # ranks that sat out every case: skipped below
+            medians, worst = np.nanmedian(rows, axis=0), np.nanmax(rows, axis=0)
+    for r in np.flatnonzero(counts):
+        at = np.flatnonzero(rows[:, r] == worst[r])  # ties: the largest label, as max() over (ratio, label)
+        ranks.append({"rank": int(r), "host": run.host_of(int(r)),
                       "local_rank": run.local_ranks[r] if r < len(run.local_ranks) else None,
-                      "cases": len(rs), "flagged": flagged_count[r],
-                      "median_ratio": float(np.median(rs)), "max_ratio": worst[0],
-                      "max_case": worst[1]})
-    hosts = []
-    for h in sorted({x["host"] for x in ranks}):
-        mine = [x for x in ranks if x["host"] == h]
-        hr = set(x["rank"] for x in mine)
-        hosts.append({"host": h, "ranks": sorted(hr),
-                      "cases_flagged": sum(1 for c in cases if hr & set(c.flagged)),
-                      "median_ratio": float(np.median([x["median_ratio"] for x in mine])),
-                      "max_ratio": max(x["max_ratio"] for x in mine)})
+                      "cases": int(counts[r]), "flagged": int(flagged_count[r]),
+                      "median_ratio": float(medians[r]), "max_ratio": float(worst[r]),
+                      "max_case": max(cases[i].label for i in at)})
+    by_host, flagged_in = {}, {}
+    for x in ranks:
+        by_host.setdefault(x["host"], []).append(x)
+    for c in cases:  # each case counts once for every host it flagged a rank of
+        for h in {run.host_of(r) for r in c.flagged}:
+            flagged_in[h] = flagged_in.get(h, 0) + 1
+    hosts = [{"host": h, "ranks": sorted(x["rank"] for x in mine), "cases_flagged": flagged_in.get(h, 0),
+              "median_ratio": float(np.median([x["median_ratio"] for x in mine])),
+              "max_ratio": max(x["max_ratio"] for x in mine)} for h, mine in sorted(by_host.items())]
     return StragglerReport(run=run, threshold_pct=threshold_pct, cases=cases, skipped=skipped,
                            ranks=ranks, hosts=hosts)
 
