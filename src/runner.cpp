@@ -413,7 +413,7 @@ class Sweep {
   bool in_budget(std::size_t i) {
     if (opt_.budget_s <= 0) return true;
     const double left = rounds_.deciding(i) ? pacer_.left_s(boot_.allreduce_max(now_seconds() - kProcessStart)) : 0;
-    return rounds_.runs(i, left, pacer_.overhead_s());
+    return rounds_.runs(i, left, pacer_.measured() ? pacer_.overhead_s() : -1);
   }
 
   // The rounds a calibrated budget ran, where not every planned one: the file's schedule says

@@ -269,8 +269,8 @@ bool RoundBudget::deciding(std::size_t i) const {
 
 bool RoundBudget::runs(std::size_t i, double left_s, double overhead_s) {
   const int r = round_.at(i);
-  if (deciding(i)) decide(i, left_s, overhead_s);
-  else left_ = after_;
+  if (deciding(i) && overhead_s >= 0) decide(i, left_s, overhead_s);
+  else left_ = after_;  // not a round's start, or no case measured yet: the limit stays
   if (r >= 0) last_round_ = r;
   const bool go = r < limit_;  // cases of other patterns (-1) always run
   if (go && r >= 0) most_run_ = std::max(most_run_, r + 1);

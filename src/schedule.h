@@ -55,6 +55,7 @@ class BudgetPacer {
   double next(double elapsed_s, std::size_t cases_left);
   // What a case has cost beside its timed work so far (0.35 s until one has run).
   double overhead_s() const { return measured_ ? overhead_sum_ / measured_ : kCaseOverheadS; }
+  bool measured() const { return measured_ > 0; }
   // The seconds of the budget left after elapsed_s (the launcher's share kept aside).
   double left_s(double elapsed_s) const { return budget_s_ - reserve_s_ - elapsed_s; }
   // Whether one more case of the least timed work fits what is left (the retests stop when not).
@@ -88,7 +89,8 @@ class RoundBudget {
   RoundBudget(const std::vector<Planned>& cases, int start_limit, int retests);
   // Whether case i is a round's first, where runs() decides: only then does it read left_s.
   bool deciding(std::size_t i) const;
-  // Before case i (in order): whether it runs. At a round's first case, decides the limit.
+  // Before case i (in order): whether it runs. At a round's first case, decides the limit from
+  // overhead_s, what a case has cost beside its timed work; < 0: none measured yet, it stays.
   bool runs(std::size_t i, double left_s, double overhead_s);
   // Cases from i on (i included) that run under the limit, with the retests: what --budget paces.
   std::size_t cases_left() const { return left_; }

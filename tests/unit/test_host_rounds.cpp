@@ -239,6 +239,11 @@ TEST(Budget, CalibratedRoundsGrowOnAFastFabricAndStopAtARoundsEndOnASlowOne) {
   RoundBudget counted(cases, 0, 4);
   ASSERT_TRUE(counted.runs(0, 1000, 0.01));
   EXPECT_EQ(counted.cases_left(), 30u + 4u);
+  // Nothing measured yet (the first case): the model's 2 rounds stand until a case has run.
+  RoundBudget first(cases, 2, 0);
+  ASSERT_TRUE(first.runs(0, 1000, -1));
+  EXPECT_EQ(first.cases_left(), 12u);
+  EXPECT_TRUE(first.decisions().empty());
 }
 
 }  // namespace
