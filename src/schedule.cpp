@@ -215,7 +215,7 @@ std::string apply_schedule(RunOptions& opt, int ranks, RunPlan& plan) {
       plan.notes.push_back(fmt::format(
           "--budget {:g} s: every round needs {:.0f} s by the model ({:g} s a case beside its timed work); its first "
           "{} rounds fit, so the run starts with them (as --max-rounds {}), then runs as many rounds as fit at what a "
-          "case has cost so far, from the first round on: a sample, not every pair, unless the fabric is faster",
+          "case has cost so far, at each later round's start: a sample, not every pair, unless the fabric is faster",
           b.budget_s, every_round_s, kCaseOverheadS, sample, sample));
     }
     plan.notes.push_back(fmt::format(
