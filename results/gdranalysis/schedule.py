@@ -71,6 +71,22 @@ def rounds_that_fit(budget_s, pattern, n_ranks, hosts, nsizes, retest=False, ret
     return 0
 
 
+def rounds_in_budget(budget_s, pattern, n_ranks, hosts, nsizes, case_s, retest=False, retest_rounds=RETEST_ROUNDS,
+                     directions=1):
+    """The rounds a calibrated `run --budget` settles on when every case costs case_s in all
+    (src/schedule.h RoundBudget at a steady cost: the most whole rounds whose cases, with the
+    retests' share, fit the budget after the model's start-up); 1 at least, every round at most."""
+    n = hosts if pattern == "host-rounds" else n_ranks
+    left = budget_s - start_s(hosts)
+    best = 1
+    for k in range(2, rounds(n) + 1):
+        if budget_cases(steps(pattern, n_ranks, hosts, directions, max_rounds=k) * nsizes, retest,
+                        retest_rounds) * case_s > left:
+            break
+        best = k
+    return best
+
+
 def start_s(hosts):
     return START_S_PER_HOST * hosts + START_SLACK_S
 

@@ -57,6 +57,13 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(schedule.steps("rounds", 8, 1, max_rounds=100), schedule.steps("rounds", 8, 1))
         self.assertEqual(validate.plan(16, 1, 3, 120, 5, pattern="host-rounds", max_rounds=5)[0], 2 * 5 * 3)
         self.assertEqual(sim_fleet.host_rounds_s(1024, 3, 0.1, 64), 128 * 3 * (0.1 + schedule.CASE_OVERHEAD_S))
+        # A calibrated budget at a steady cost a case (src/schedule.h RoundBudget): the C++ unit test's
+        # 20 s at 1.0115 s a case, 6 cases a round, is 3 rounds; a 15-minute validate at 1,024 x 8 is
+        # every round at 0.0572 s a case and 199 at 0.5251 s (docs/fleet-scale.md).
+        self.assertEqual(schedule.rounds_in_budget(schedule.start_s(16) + 20, "host-rounds", 16, 16, 3, 1.0115), 3)
+        self.assertEqual(schedule.rounds_in_budget(885, "host-rounds", 8192, 1024, 3, 0.0572), 1023)
+        self.assertEqual(schedule.rounds_in_budget(885, "host-rounds", 8192, 1024, 3, 0.5251), 199)
+        self.assertEqual(schedule.rounds_in_budget(1, "host-rounds", 8192, 1024, 3, 0.5251), 1)
 
     def test_recorded_schedule_checked_against_cases_and_nics(self):
         hosts = ["a", "a", "b", "b", "c", "c"]
