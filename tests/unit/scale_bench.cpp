@@ -9,6 +9,9 @@
 //   retest-run: the whole second phase with BAD ranks slowed SLOW times, how its parts ended,
 //   NOISE the links' spread (0, or persist,size,tail_p,tail_up,tail_excess as a noise model has):
 //   build/tests/unit/gdr_scale_bench retest-run 1.1 4 0 64 256 1024
+//   retest-hosts: the same after the first ROUNDS rounds of host-rounds (0: all) over HOSTS x G
+//   ranks, each slowed part one rank (one rail) of a host:
+//   build/tests/unit/gdr_scale_bench retest-hosts 1.1 4 0 64 8 64 1024
 //   record: what rank 0 does with each case after the gather, at H hosts x G ranks under
 //   host-rounds, ITERS iterations a rank (bw's auto count is 100), CASES steps at most: the row summary, the HDF5
 //   and JSON Lines sinks, live verdicts. Seconds a case (median, max), bytes a case on disk:
@@ -72,10 +75,10 @@ CaseRecord rounds_case(int n, int k, std::mt19937& rng, std::size_t bytes = 6553
   return record(n, patterns::flows("rounds", 1, n, k), "rounds", k, bytes, {1}, 2.0, rng);
 }
 
-RunOptions rounds_with_retests() {
+RunOptions rounds_with_retests(const std::string& pattern = "rounds") {
   RunOptions o;
   o.tests = {"bw"};
-  o.patterns = {"rounds"};
+  o.patterns = {pattern};
   o.settings.put(RetestSettings{.mode = "auto"});
   o.settings.put(LiveSettings{});
   return o;
@@ -116,11 +119,24 @@ struct LinkNoise {
   }
 };
 
-void bench_retest_run(int n, int bad, double slow, const std::string& noise_text) {
+// per_host > 0: host-rounds over n / per_host hosts (its first `rounds` rounds, as --max-rounds;
+// 0: all), each slowed part one rank of a host (a slow NIC or GPU: one rail), hosts spread over
+// the run; per_host 0: rounds over the ranks.
+void bench_retest_run(int n, int bad, double slow, const std::string& noise_text, int per_host = 0, int rounds = 0) {
   const LinkNoise ln = LinkNoise::parse(noise_text);
-  Retest rt(rounds_with_retests(), n);
+  const std::string pattern = per_host > 0 ? "host-rounds" : "rounds";
   std::set<int> slowed;
-  for (int k = 0; k < bad; ++k) slowed.insert(1 + k * (n / std::max(1, bad)));
+  if (per_host > 0) {
+    std::vector<std::string> names;
+    for (int r = 0; r < n; ++r) names.push_back(fmt::format("h{}", r / per_host));
+    patterns::set_run_host_map(patterns::host_map(names));
+    patterns::set_round_limit(rounds);
+    const int hosts = n / per_host;
+    for (int k = 0; k < bad; ++k) slowed.insert((1 + k * (hosts / std::max(1, bad))) * per_host + k % per_host);
+  } else {
+    for (int k = 0; k < bad; ++k) slowed.insert(1 + k * (n / std::max(1, bad)));
+  }
+  Retest rt(rounds_with_retests(pattern), n);
   std::mt19937 rng(7);
   std::normal_distribution<double> unit(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -136,8 +152,9 @@ void bench_retest_run(int n, int bad, double slow, const std::string& noise_text
     return std::exp(x);
   };
   const auto t0 = std::chrono::steady_clock::now();
-  for (int k = 0; k < patterns::steps("rounds", 1, n); ++k)
-    rt.add(record(n, patterns::flows("rounds", 1, n, k), "rounds", k, 65536, slowed, slow, rng, link),
+  const int first_steps = patterns::steps(pattern, 1, n);
+  for (int k = 0; k < first_steps; ++k)
+    rt.add(record(n, patterns::flows(pattern, 1, n, k), pattern, k, 65536, slowed, slow, rng, link),
            static_cast<std::size_t>(k));
   std::vector<std::string> lines, events;
   std::vector<std::pair<std::string, std::string>> facts;
@@ -179,8 +196,12 @@ void bench_retest_run(int n, int bad, double slow, const std::string& noise_text
       unresolved += 1;
     }
   }
-  std::printf("| %d | %d | %g | %d | %d | %d | %d | %zu/%d | %d | %.2f |\n", n, bad, slow, right, wrong, cleared, unresolved,
-              convicted_ranks.size(), bad, steps, seconds_since(t0));
+  const std::string who = per_host > 0 ? fmt::format("{} x {}, {} steps", n / per_host, per_host, first_steps)
+                                       : fmt::format("{}", n);
+  std::printf("| %s | %d | %g | %d | %d | %d | %d | %zu/%d | %d | %.2f |\n", who.c_str(), bad, slow, right, wrong, cleared,
+              unresolved, convicted_ranks.size(), bad, steps, seconds_since(t0));
+  patterns::set_round_limit(0);
+  patterns::set_run_host_map({});
 }
 
 void bench_live(int n, int per_host) {
@@ -275,6 +296,18 @@ int main(int argc, char** argv) {
     for (int i = 5; i < argc; ++i) bench_retest_run(std::stoi(argv[i]), std::stoi(argv[3]), std::stod(argv[2]), argv[4]);
     return 0;
   }
+  if (what == "retest-hosts" && argc > 7) {  // retest-hosts SLOW BAD NOISE ROUNDS RANKS-A-HOST HOSTS...
+    std::printf("| hosts x ranks, first-phase steps | slowed | x | convicted, slow | wrong (convicted healthy or cleared "
+                "slow) | cleared | unresolved | slowed ranks convicted | retest steps | s |\n| --- | --- | --- | --- | "
+                "--- | --- | --- | --- | --- | --- |\n");
+    const int per_host = std::stoi(argv[6]);
+    for (int i = 7; i < argc; ++i) {
+      bench_retest_run(std::stoi(argv[i]) * per_host, std::stoi(argv[3]), std::stod(argv[2]), argv[4], per_host,
+                       std::stoi(argv[5]));
+      std::fflush(stdout);
+    }
+    return 0;
+  }
   if (what == "record" && argc > 5) {  // record RANKS-A-HOST ITERS CASES HOSTS...
     std::printf("| hosts x ranks | iterations | cases | s a case, median | max | mean s: summary, HDF5, JSON Lines, live "
                 "verdicts | HDF5 B a case | JSON Lines B a case | peak RSS MiB |\n| --- | --- | --- | --- | --- | --- | --- "
@@ -287,6 +320,7 @@ int main(int argc, char** argv) {
   }
   if (what != "retest" && what != "live") {
     std::fprintf(stderr, "usage: gdr_scale_bench retest|live RANKS-A-HOST RANKS... | retest-run SLOW BAD NOISE RANKS... "
+                         "| retest-hosts SLOW BAD NOISE ROUNDS RANKS-A-HOST HOSTS... "
                          "| record RANKS-A-HOST ITERS CASES HOSTS...\n");
     return 2;
   }
