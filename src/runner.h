@@ -1,5 +1,4 @@
-// The sweep: the Cartesian product test x mem x path x dtype x op x size x
-// pair x (transport | reference), run case by case, each case gathered to
+// The sweep: the run's plan (plan.h) run case by case, each case gathered to
 // rank 0 and handed to the result sinks as soon as it finishes.
 #pragma once
 
@@ -10,35 +9,10 @@
 
 #include "core/bootstrap.h"
 #include "options.h"
+#include "plan.h"
 #include "results.h"
 
 namespace gdr {
-
-// One way of running a test in one (mem, path): our test over a transport,
-// or a library's reference collective.
-struct LaneKey {
-  std::string test, name;
-  bool reference;
-  MemKind mem;
-  Path path;
-  std::string pattern = {};  // p2p over a concurrent pattern; empty: one pair at a time
-  auto operator<=>(const LaneKey&) const = default;
-};
-
-struct Planned {
-  LaneKey key;
-  CaseParams params;
-};
-
-// Every case of the run in the order it will execute, and the notes of what
-// was skipped or changed. Planned once (plan_run); the checks before the
-// sweep and the sweep read the same plan.
-struct RunPlan {
-  std::vector<Planned> cases;
-  std::vector<std::string> notes;
-  std::vector<std::pair<std::string, std::string>> facts;  // what was scheduled and why (src/schedule.h)
-};
-RunPlan plan_run(const RunOptions& opt, int ranks);
 
 struct SweepTotals {
   int cases = 0;
@@ -49,25 +23,5 @@ struct SweepTotals {
 // transport cannot run here, RunError/TimeoutError when a case fails.
 SweepTotals run_sweep(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan,
                       std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta);
-
-// "" when the sweep has at least one case, else one line saying why every
-// case was skipped (-b 3 -e 7 -d double: no size holds one element): bad input.
-std::string nothing_to_run(const RunPlan& plan);
-
-// Bytes of each memory kind one rank's buffers take at once: a lane (one
-// test or reference over one transport, memory kind and path) holds buffers
-// sized for the largest message from its first case to its last, then hands
-// them to the next lanes through the sweep's cache (src/memory/memory_cache.h); the
-// lanes of one (test, memory, path) block run side by side. Replayed in plan
-// order. Plus the staged path's pinned pools, kept to the end. Pinned host
-// memory counts as host.
-struct MemoryNeed {
-  std::map<MemKind, std::size_t> bytes;  // kinds not listed: none
-};
-MemoryNeed memory_need(const RunOptions& opt, const RunPlan& plan, int ranks, int rank);
-
-// Empty when this rank's buffers fit (memory_need against each kind's
-// capacity), else one line naming the size, the memory kind and the limit.
-std::string memory_shortfall(const RunOptions& opt, const MemoryNeed& need, int local_ranks);
 
 }  // namespace gdr
