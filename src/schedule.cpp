@@ -30,6 +30,13 @@ std::string joined(const std::vector<int>& v) {
   return fmt::format("{}", fmt::join(v, ","));
 }
 
+// The rounds of host pairs run under the round limit now set (patterns::set_round_limit).
+std::vector<std::pair<std::string, std::string>> host_rounds_run() {
+  const int hosts = run_host_map().hosts();
+  return {{"schedule.host_rounds.rounds", fmt::format("{}", patterns::rounds_run(hosts))},
+          {"schedule.host_rounds.host_pairs", patterns::describe_rounds(hosts)}};
+}
+
 // The host-rounds facts and the line printed at start.
 void host_rounds_record(int ranks, RunPlan& plan) {
   const patterns::HostMap& m = run_host_map();
@@ -38,8 +45,7 @@ void host_rounds_record(int ranks, RunPlan& plan) {
   plan.facts.emplace_back("schedule.host_rounds.rank_host", joined(m.host));
   plan.facts.emplace_back("schedule.host_rounds.rank_rail", joined(m.rail));
   plan.facts.emplace_back("schedule.host_rounds.rails", m.rails_from.empty() ? "local index" : m.rails_from);
-  plan.facts.emplace_back("schedule.host_rounds.rounds", fmt::format("{}", r));
-  plan.facts.emplace_back("schedule.host_rounds.host_pairs", patterns::describe_rounds(m.hosts()));
+  for (auto& kv : host_rounds_run()) plan.facts.push_back(kv);
   plan.notes.push_back(fmt::format(
       "host-rounds: {} hosts x {} ranks, {} rounds of host pairs (x2 steps for one-way tests), each rank against "
       "the rank on the same rail of the other host, rails by {}; O(hosts) steps where rounds takes {}",
@@ -306,11 +312,8 @@ std::vector<std::pair<std::string, std::string>> rounds_run_facts(const RunOptio
   patterns::set_round_limit(rounds);
   std::vector<std::pair<std::string, std::string>> f{{"schedule.max_rounds", fmt::format("{}", rounds)},
                                                      {"budget.max_rounds", fmt::format("{}", rounds)}};
-  if (uses(opt, "host-rounds")) {
-    const patterns::HostMap& m = run_host_map();
-    f.emplace_back("schedule.host_rounds.rounds", fmt::format("{}", patterns::rounds_run(m.hosts())));
-    f.emplace_back("schedule.host_rounds.host_pairs", patterns::describe_rounds(m.hosts()));
-  }
+  if (uses(opt, "host-rounds"))
+    for (auto& kv : host_rounds_run()) f.push_back(kv);
   patterns::set_round_limit(opt.max_rounds);
   return f;
 }

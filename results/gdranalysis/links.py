@@ -20,6 +20,13 @@ from .schema import directions, test_kind
 LINK_PATTERNS = ("pair", "rounds", "host-rounds")
 
 
+def host_ids(hosts):
+    """(the host names, sorted; each rank's index among them) for per-host medians."""
+    names = sorted(set(hosts))
+    idx = {h: i for i, h in enumerate(names)}
+    return names, np.array([idx[h] for h in hosts], dtype=np.int64)
+
+
 @dataclasses.dataclass
 class LinkTable:
     name: str            # "bw_mpi_host_direct_rounds"
@@ -36,9 +43,7 @@ class LinkTable:
 
     def host_aggregate(self, hosts, field="algbw_gbps"):
         """[S, H, H] median over the links from host i's ranks to host j's, and the host names."""
-        names = sorted(set(hosts[:self.ranks]))
-        idx = {h: i for i, h in enumerate(names)}
-        host = np.array([idx[h] for h in hosts[:self.ranks]], dtype=np.int64)
+        names, host = host_ids(hosts[:self.ranks])
         m = getattr(self, field)
         h = len(names)
         out = np.full((m.shape[0], h, h), np.nan)
@@ -98,9 +103,7 @@ def host_pair_tables(run) -> list:
     one host's ranks to another's, from the cases' rank medians (a summary read has them). What a
     fleet's report draws: a [ranks, ranks] matrix is 8,192^2 cells a size, its per-rank picture
     shows nothing, and tables_from_cases would hold a cell object per link."""
-    names = sorted(set(run.hosts))
-    idx = {h: i for i, h in enumerate(names)}
-    host = np.array([idx[h] for h in run.hosts], dtype=np.int64)
+    names, host = host_ids(run.hosts)
     H = len(names)
     groups = {}
     for c in run.cases:

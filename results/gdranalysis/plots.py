@@ -15,6 +15,8 @@ import numpy as np  # noqa: E402
 from matplotlib.colors import TwoSlopeNorm  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullLocator  # noqa: E402
 
+from .links import host_ids  # noqa: E402
+from .robust import group_medians  # noqa: E402
 from .schema import Case, Run, format_bytes, test_kind, test_order  # noqa: E402
 
 DPI = 100
@@ -60,10 +62,7 @@ def median_us(c: Case) -> float:
 
 def busbw_median(c: Case) -> float:
     """Bus bandwidth (GB/s) at median_us(c): the stored busbw_gbps scaled by time_us_mean / it."""
-    if not c.summarized:
-        return c.busbw_median()
-    m, bw, mean = median_us(c), c.attrs.get("busbw_gbps"), c.attrs.get("time_us_mean")
-    return float(bw) * float(mean) / m if bw is not None and mean is not None and m > 0 else float("nan")
+    return c.busbw_median(median_us(c))
 
 
 def series_name(c: Case, multi_dtype: bool) -> str:
@@ -189,14 +188,11 @@ def speedup(run: Run) -> bytes | None:
 MAX_RANK_COLUMNS = 512  # above: one column a host (its ranks' median ratio), not a rank
 
 
-def _by_host(run: Run, ratios: np.ndarray) -> np.ndarray:
-    """Per host (sorted names), the median of its ranks' ratios (NaN where all sat out)."""
-    from .robust import group_medians
-    names = sorted(set(run.hosts))
-    idx = {h: i for i, h in enumerate(names)}
-    host = np.array([idx[h] for h in run.hosts[:ratios.size]], dtype=np.int64)
+def _by_host(names, host, ratios: np.ndarray) -> np.ndarray:
+    """Per host (links.host_ids), the median of its ranks' ratios (NaN where all sat out)."""
+    n = min(host.size, ratios.size)
     out = np.full(len(names), np.nan)
-    keys, med = group_medians(host, ratios[:host.size])
+    keys, med = group_medians(host[:n], ratios[:n])
     out[keys] = med
     return out
 
@@ -206,6 +202,8 @@ def heatmap(run: Run, test: str) -> bytes | None:
     MAX_RANK_COLUMNS ranks: 8,192 columns of a fleet's run are no picture)."""
     rows, labels = [], []
     by_host = run.nranks > MAX_RANK_COLUMNS
+    if by_host:  # once, not for each of a fleet's thousands of cases
+        names, host = host_ids(run.hosts)
     for c in run.cases:
         if c.attrs["test"] != test:
             continue
@@ -214,7 +212,7 @@ def heatmap(run: Run, test: str) -> bytes | None:
         if ok.sum() < 2:
             continue
         ratio = np.where(ok, med / np.median(med[ok]), np.nan)
-        rows.append(_by_host(run, ratio) if by_host else ratio)
+        rows.append(_by_host(names, host, ratio) if by_host else ratio)
         labels.append(c.label())
     if not rows:
         return None
@@ -241,7 +239,6 @@ def heatmap(run: Run, test: str) -> bytes | None:
     step = max(1, nr // 32)
     ax.set_xticks(range(0, nr, step))
     if by_host:
-        names = sorted(set(run.hosts))
         ax.set_xticklabels(names[::step], rotation=90, fontsize=7)
         ax.set_xlabel("host (the median of its ranks)")
     else:

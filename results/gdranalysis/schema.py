@@ -142,10 +142,10 @@ class Case:
         s = s[np.isfinite(s)]
         return float(np.median(s) * 1e6) if s.size else float("nan")
 
-    def busbw_median(self) -> float:
+    def busbw_median(self, median_us=None) -> float:
         """Bus bandwidth (GB/s) from the median time rather than the mean:
-        the stored busbw_gbps scaled by time_us_mean / median."""
-        m = self.median_us()
+        the stored busbw_gbps scaled by time_us_mean / median (median_us: another time's, in us)."""
+        m = self.median_us() if median_us is None else median_us
         bw, mean = self.attrs.get("busbw_gbps"), self.attrs.get("time_us_mean")
         if bw is None or mean is None or not (m > 0):
             return float("nan")
