@@ -74,24 +74,14 @@ std::vector<Flow> host_round_flows(const HostMap& m, int round) {
   return out;
 }
 
-std::string describe_rounds(int hosts) {
+std::string describe_rounds(int hosts, int limit) {
   std::string s;
-  for (int r = 0; r < rounds_run(hosts); ++r) {
+  for (int r = 0; r < rounds_run(hosts, limit); ++r) {
     if (r) s += "; ";
     bool first = true;
     for (auto [a, b] : host_pairs(hosts, r)) s += fmt::format("{}{}-{}", std::exchange(first, false) ? "" : " ", a, b);
   }
   return s;
 }
-
-namespace {
-HostMap& the_map() {
-  static HostMap m;
-  return m;
-}
-}  // namespace
-
-void set_run_host_map(HostMap m) { the_map() = std::move(m); }
-const HostMap& run_host_map() { return the_map(); }
 
 }  // namespace gdr::patterns

@@ -41,12 +41,7 @@ std::vector<std::pair<int, int>> host_pairs(int hosts, int round);
 // The rank pairs (lower host's rank first) of round r: rail i of host a
 // with rail i of host b, for every host pair of the round.
 std::vector<Flow> host_round_flows(const HostMap& m, int round);
-// "0-1 2-3; 0-2 1-3; ...": the host pairs of every round run (rounds_run), for the file.
-std::string describe_rounds(int hosts);
-
-// The run's host map, read by the registered pattern (patterns.h steps(),
-// flows()); set once after the bootstrap, before planning.
-void set_run_host_map(HostMap m);
-const HostMap& run_host_map();
+// "0-1 2-3; 0-2 1-3; ...": the host pairs of every round run (the first `limit`; 0: all), for the file.
+std::string describe_rounds(int hosts, int limit);
 
 }  // namespace gdr::patterns

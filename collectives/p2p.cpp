@@ -238,7 +238,7 @@ class PointToPoint final : public Test {
 // The send and receive buffers (slot_buffer_bytes), the ack and the lead's.
 // A concurrent pattern's: collectives/patterns.h.
 Footprint p2p_footprint(const FootprintArgs& a) {
-  if (!a.pattern.empty()) return patterns::footprint(a.traits, a.pattern, a.max_bytes, a.ranks, a.rank);
+  if (!a.pattern.empty()) return patterns::footprint(a.traits, a.pattern, a.max_bytes, a.layout, a.rank);
   const std::size_t max = a.max_bytes;
   return Footprint{{slot_buffer_bytes(max), slot_buffer_bytes(max), std::min(max, kLeadBytes)}, kAckBytes};
 }
@@ -259,7 +259,7 @@ template <const TestTraits& T>
 TestInfo p2p_test(std::string name, IterCounts (*iters)(std::size_t)) {
   return {.name = std::move(name), .traits = T, .create = [] { return std::make_unique<PointToPoint>(T); },
           .footprint = p2p_footprint, .auto_iters = iters, .complete = complete_slots,
-          .create_on_pattern = [](std::string_view p, int n) { return patterns::make_test(T, p, n); }};
+          .create_on_pattern = [](std::string_view p, const patterns::Layout& at) { return patterns::make_test(T, p, at); }};
 }
 
 static TestRegistrar reg_latency{p2p_test<kLatency>("latency", latency_iters)};

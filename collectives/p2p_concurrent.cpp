@@ -54,10 +54,10 @@ int regions_in_step(const TestTraits& k, const std::vector<Flow>& fl, int me) {
   return n;
 }
 
-int most_regions(const TestTraits& k, std::string_view pattern, int n, int me) {
+int most_regions(const TestTraits& k, std::string_view pattern, const Layout& at, int me) {
   int most = 1;
-  for (int s = 0; s < steps(pattern, k.directions, n); ++s)
-    most = std::max(most, regions_in_step(k, flows(pattern, k.directions, n, s), me));
+  for (int s = 0; s < steps(pattern, k.directions, at); ++s)
+    most = std::max(most, regions_in_step(k, flows(pattern, k.directions, at, s), me));
   return most;
 }
 
@@ -72,15 +72,15 @@ bool oversubscribed(const TestEnv& env) {
 
 class Concurrent final : public Test {
  public:
-  Concurrent(const TestTraits& k, std::string pattern, int n)
+  Concurrent(const TestTraits& k, std::string pattern, Layout at)
       : traits_(k), latency_(k.kind == TestKind::latency), acked_(!latency_ && k.directions == 1),
-        pattern_(std::move(pattern)), n_(n) {}
+        pattern_(std::move(pattern)), at_(std::move(at)) {}
 
   void prepare(TestEnv& env, std::size_t max) override {
     const int me = env.boot.rank();
     region_ = region_bytes(max);
-    regions_ = most_regions(traits_, pattern_, n_, me);
-    acks_ = std::max(1, max_out(pattern_, traits_.directions, n_, me));
+    regions_ = most_regions(traits_, pattern_, at_, me);
+    acks_ = std::max(1, max_out(pattern_, traits_.directions, at_, me));
     send_ = UniqueBuffer(&env.mem, region_);
     recv_ = UniqueBuffer(&env.mem, region_ * regions_);
     // Acknowledgements in host memory: no GPU work inside a timed window (p2p.cpp).
@@ -256,7 +256,7 @@ class Concurrent final : public Test {
   bool latency_;
   bool acked_;  // bw: a receiver acknowledges each flow's window
   std::string pattern_;
-  int n_;
+  Layout at_;
   std::size_t region_ = 0;
   int regions_ = 1, acks_ = 1, slots_ = 1;
   std::vector<End> ends_;
@@ -269,14 +269,14 @@ class Concurrent final : public Test {
 
 }  // namespace
 
-std::unique_ptr<Test> make_test(const TestTraits& test, std::string_view pattern, int n) {
-  return std::make_unique<Concurrent>(test, std::string(pattern), n);
+std::unique_ptr<Test> make_test(const TestTraits& test, std::string_view pattern, const Layout& at) {
+  return std::make_unique<Concurrent>(test, std::string(pattern), at);
 }
 
-Footprint footprint(const TestTraits& test, std::string_view pattern, std::size_t max, int n, int me) {
+Footprint footprint(const TestTraits& test, std::string_view pattern, std::size_t max, const Layout& at, int me) {
   const std::size_t region = region_bytes(max);
-  const int regions = most_regions(test, pattern, n, me);
-  const int acks = std::max(1, max_out(pattern, test.directions, n, me));
+  const int regions = most_regions(test, pattern, at, me);
+  const int acks = std::max(1, max_out(pattern, test.directions, at, me));
   return Footprint{{region, region * regions}, kAckBytes + kAckBytes * acks};
 }
 

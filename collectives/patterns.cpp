@@ -23,15 +23,7 @@ std::vector<Flow> tournament_round(int n, int r) {
 
 int rounds(int n) { return n % 2 ? n : n - 1; }
 
-namespace {
-int& round_limit() {
-  static int limit = 0;
-  return limit;
-}
-}  // namespace
-
-void set_round_limit(int limit) { round_limit() = limit; }
-int rounds_run(int n) { return round_limit() > 0 ? std::min(rounds(n), round_limit()) : rounds(n); }
+int rounds_run(int n, int limit) { return limit > 0 ? std::min(rounds(n), limit) : rounds(n); }
 
 namespace {
 
@@ -46,29 +38,37 @@ std::vector<Flow> both_ways(const std::vector<Flow>& f) {
 
 // rounds: round r of the circle method; one-way tests run each round twice,
 // once per direction (steps 2r and 2r+1).
-// host-rounds: the same over hosts (host_rounds.h), on the run's host map.
-std::vector<Flow> directed(int d, int step, std::vector<Flow> (*round)(int, int), int n) {
-  if (d == 2) return both_ways(round(n, step));
+// host-rounds: the same over hosts (host_rounds.h), on the layout's host map.
+template <class Round>
+std::vector<Flow> directed(int d, int step, Round round) {
+  if (d == 2) return both_ways(round(step));
   std::vector<Flow> out;
-  for (auto [a, b] : round(n, step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
+  for (auto [a, b] : round(step / 2)) out.push_back(step % 2 ? Flow{b, a} : Flow{a, b});
   return out;
 }
-int rounds_steps(int d, int n) { return d == 2 ? rounds_run(n) : 2 * rounds_run(n); }
-std::vector<Flow> rounds_flows(int d, int n, int step) { return directed(d, step, tournament_round, n); }
-int host_rounds_steps(int d, int n) {
-  const HostMap& m = run_host_map();
-  if (static_cast<int>(m.host.size()) != n || !host_rounds_problem(m).empty()) return 0;
-  return d == 2 ? rounds_run(m.hosts()) : 2 * rounds_run(m.hosts());
+int rounds_steps(int d, const Layout& at) {
+  const int r = rounds_run(at.ranks, at.max_rounds);
+  return d == 2 ? r : 2 * r;
 }
-std::vector<Flow> host_rounds_flows(int d, int n, int step) {
-  if (host_rounds_steps(d, n) == 0) return {};
-  return directed(d, step, [](int, int r) { return host_round_flows(run_host_map(), r); }, n);
+std::vector<Flow> rounds_flows(int d, const Layout& at, int step) {
+  return directed(d, step, [&](int r) { return tournament_round(at.ranks, r); });
+}
+int host_rounds_steps(int d, const Layout& at) {
+  const HostMap* m = at.hosts.get();
+  if (!m || static_cast<int>(m->host.size()) != at.ranks || !host_rounds_problem(*m).empty()) return 0;
+  const int r = rounds_run(m->hosts(), at.max_rounds);
+  return d == 2 ? r : 2 * r;
+}
+std::vector<Flow> host_rounds_flows(int d, const Layout& at, int step) {
+  if (host_rounds_steps(d, at) == 0) return {};
+  return directed(d, step, [&](int r) { return host_round_flows(*at.hosts, r); });
 }
 
 // incast, fanout: step r has root r, all others send to it (or it to them).
-int one_root_per_rank(int, int n) { return n; }
+int one_root_per_rank(int, const Layout& at) { return at.ranks; }
 template <bool Into>
-std::vector<Flow> rooted(int d, int n, int step) {
+std::vector<Flow> rooted(int d, const Layout& at, int step) {
+  const int n = at.ranks;
   std::vector<Flow> out;
   for (int o = 0; o < n; ++o)
     if (o != step) out.push_back(Into ? Flow{o, step} : Flow{step, o});
@@ -77,8 +77,9 @@ std::vector<Flow> rooted(int d, int n, int step) {
 
 // neighbor: one step. Two ranks are each other's both neighbours: one flow
 // (one-way tests) or the pair both ways, never a pair twice in one direction.
-int one_step(int, int) { return 1; }
-std::vector<Flow> neighbor_flows(int d, int n, int) {
+int one_step(int, const Layout&) { return 1; }
+std::vector<Flow> neighbor_flows(int d, const Layout& at, int) {
+  const int n = at.ranks;
   if (n == 2) return d == 2 ? both_ways({{0, 1}}) : std::vector<Flow>{{0, 1}};
   std::vector<Flow> out;
   for (int i = 0; i < n; ++i) out.emplace_back(i, (i + 1) % n);
@@ -118,20 +119,20 @@ const std::vector<std::string>& names() {
 
 bool known(std::string_view p) { return find(p) != nullptr; }
 
-int steps(std::string_view p, int d, int n) {
+int steps(std::string_view p, int d, const Layout& at) {
   const PatternInfo* i = find(p);
-  return n < 2 || !i ? 0 : i->steps(d, n);
+  return at.ranks < 2 || !i ? 0 : i->steps(d, at);
 }
 
-std::vector<Flow> flows(std::string_view p, int d, int n, int step) {
+std::vector<Flow> flows(std::string_view p, int d, const Layout& at, int step) {
   const PatternInfo* i = find(p);
-  return i ? i->flows(d, n, step) : std::vector<Flow>{};
+  return i ? i->flows(d, at, step) : std::vector<Flow>{};
 }
 
-std::vector<int> peers(std::string_view p, int d, int n, int me) {
+std::vector<int> peers(std::string_view p, int d, const Layout& at, int me) {
   std::set<int> s;
-  for (int k = 0; k < steps(p, d, n); ++k)
-    for (auto [a, b] : flows(p, d, n, k)) {
+  for (int k = 0; k < steps(p, d, at); ++k)
+    for (auto [a, b] : flows(p, d, at, k)) {
       if (a == me) s.insert(b);
       if (b == me) s.insert(a);
     }
@@ -139,19 +140,19 @@ std::vector<int> peers(std::string_view p, int d, int n, int me) {
 }
 
 namespace {
-int max_deg(std::string_view p, int dirs, int n, int me, bool in) {
+int max_deg(std::string_view p, int dirs, const Layout& at, int me, bool in) {
   int most = 0;
-  for (int k = 0; k < steps(p, dirs, n); ++k) {
+  for (int k = 0; k < steps(p, dirs, at); ++k) {
     int d = 0;
-    for (auto [a, b] : flows(p, dirs, n, k)) d += (in ? b : a) == me;
+    for (auto [a, b] : flows(p, dirs, at, k)) d += (in ? b : a) == me;
     most = std::max(most, d);
   }
   return most;
 }
 }  // namespace
 
-int max_in(std::string_view p, int d, int n, int me) { return max_deg(p, d, n, me, true); }
-int max_out(std::string_view p, int d, int n, int me) { return max_deg(p, d, n, me, false); }
+int max_in(std::string_view p, int d, const Layout& at, int me) { return max_deg(p, d, at, me, true); }
+int max_out(std::string_view p, int d, const Layout& at, int me) { return max_deg(p, d, at, me, false); }
 
 std::size_t region_bytes(std::size_t max) {
   return std::max(max, std::min<std::size_t>(64 * max, kFlowRegionBytes));

@@ -12,7 +12,7 @@
 //   host-rounds: rounds over HOST pairs (host_rounds.h): in each round every
 //             rank of host A runs against its rail partner on host B, all
 //             host pairs of the round at once; O(hosts) steps, not O(ranks).
-//             Needs the run's host map (set_run_host_map) before planning.
+//             Needs the run's host map (Layout::hosts).
 //   neighbor: one step: every rank sends to rank+1 on the ring and receives
 //             from rank-1 at once, as the ring allreduce does.
 // bibw patterns carry both directions of each flow's pair explicitly.
@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "layout.h"
 #include "test.h"
 
 namespace gdr::patterns {
@@ -32,12 +33,13 @@ namespace gdr::patterns {
 using Flow = std::pair<int, int>;  // (sender or initiator, receiver or responder)
 
 // A pattern: its schedule for a test whose flows go `directions` ways (2:
-// bibw, both directions of each pair in one step). Each registers itself
-// (GDR_REGISTER_PATTERN in patterns.cpp); --pattern takes its name.
+// bibw, both directions of each pair in one step) over the ranks of a
+// layout. Each registers itself (GDR_REGISTER_PATTERN in patterns.cpp);
+// --pattern takes its name.
 struct PatternInfo {
   std::string name;
-  int (*steps)(int directions, int n);
-  std::vector<Flow> (*flows)(int directions, int n, int step);
+  int (*steps)(int directions, const Layout& at);
+  std::vector<Flow> (*flows)(int directions, const Layout& at, int step);
 };
 std::vector<PatternInfo>& pattern_registry();
 struct PatternRegistrar {
@@ -51,26 +53,24 @@ struct PatternRegistrar {
 // matching (a < b in every pair); every pair meets exactly once.
 int rounds(int n);
 std::vector<Flow> tournament_round(int n, int r);
-// --max-rounds: rounds and host-rounds run only the first `limit` rounds of
-// their tournament (0: all); set once before planning. rounds_run(n): the
-// rounds a tournament over n players runs under that limit.
-void set_round_limit(int limit);
-int rounds_run(int n);
+// The rounds a tournament over n players runs when only the first `limit`
+// run (--max-rounds; 0: all).
+int rounds_run(int n, int limit);
 
 // The pattern names --pattern takes besides `pair`.
 const std::vector<std::string>& names();
 bool known(std::string_view pattern);
 
-// Steps of `pattern` at n ranks, for a test of `directions`.
-int steps(std::string_view pattern, int directions, int n);
+// Steps of `pattern` over the layout's ranks, for a test of `directions`.
+int steps(std::string_view pattern, int directions, const Layout& at);
 // The flows of one step.
-std::vector<Flow> flows(std::string_view pattern, int directions, int n, int step);
+std::vector<Flow> flows(std::string_view pattern, int directions, const Layout& at, int step);
 // The ranks `me` exchanges with in any step of the pattern.
-std::vector<int> peers(std::string_view pattern, int directions, int n, int me);
+std::vector<int> peers(std::string_view pattern, int directions, const Layout& at, int me);
 
 // Most flows into / out of `me` in any one step (its receive regions, its acks).
-int max_in(std::string_view pattern, int directions, int n, int me);
-int max_out(std::string_view pattern, int directions, int n, int me);
+int max_in(std::string_view pattern, int directions, const Layout& at, int me);
+int max_out(std::string_view pattern, int directions, const Layout& at, int me);
 
 // Bytes of one incoming flow's receive region for messages up to `max`:
 // room for 64 slots within kFlowRegionBytes, never less than one message.
@@ -82,8 +82,8 @@ int slots(const CaseParams& c, std::size_t max);
 
 // The concurrent variant of a latency or bandwidth test over `pattern`
 // (TestInfo::create_on_pattern of collectives/p2p.cpp).
-std::unique_ptr<Test> make_test(const TestTraits& test, std::string_view pattern, int n);
+std::unique_ptr<Test> make_test(const TestTraits& test, std::string_view pattern, const Layout& at);
 // What its prepare() allocates on rank `me`.
-Footprint footprint(const TestTraits& test, std::string_view pattern, std::size_t max, int n, int me);
+Footprint footprint(const TestTraits& test, std::string_view pattern, std::size_t max, const Layout& at, int me);
 
 }  // namespace gdr::patterns

@@ -18,6 +18,7 @@
 #include "src/core/datatype.h"
 #include "src/memory/memory.h"
 #include "transports/transport.h"
+#include "layout.h"
 
 namespace gdr {
 
@@ -71,7 +72,7 @@ struct CaseParams {
   std::string pattern;
   int step = -1;
   std::vector<std::pair<int, int>> flows;
-  // A retest step of the adaptive second phase (src/retest.h): its round
+  // A retest step of the adaptive second phase (src/planning/retest.h): its round
   // (1..), and what it probes and why, as JSON (0 and empty: not a retest).
   int retest_round = 0;
   std::string retest;
@@ -133,6 +134,7 @@ struct FootprintArgs {
   std::size_t max_bytes = 0;
   int ranks = 1, rank = 0;
   std::string_view pattern = {};
+  patterns::Layout layout = {};  // a concurrent pattern's ranks, host map and rounds
 };
 
 // Iterations --iters/--warmup auto gives a case of one size (OSU's counts).
@@ -158,7 +160,7 @@ struct TestInfo {
   std::function<void(CaseParams&, std::size_t max_bytes, int ranks)> complete = {};
   // Its variant over a concurrent pattern (--pattern, collectives/patterns.h);
   // unset: the test runs one pair at a time only.
-  std::function<std::unique_ptr<Test>(std::string_view pattern, int ranks)> create_on_pattern = {};
+  std::function<std::unique_ptr<Test>(std::string_view pattern, const patterns::Layout& at)> create_on_pattern = {};
 
   double bytes_moved(const CaseParams& c) const {
     return algbw_bytes ? algbw_bytes(c) : traits.directions * static_cast<double>(c.bytes);

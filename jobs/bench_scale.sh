@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The cost of scale (issue 15), on one machine with oversubscribed ranks:
 # for each NP, one `gdrbench run` per pattern, and from each file's scale.*
-# facts (src/runner.cpp, src/run_command.cpp, src/hdf5_sink.cpp): bootstrap
+# facts (src/sweep/runner.cpp, src/commands/run_command.cpp, src/outputs/hdf5_sink.cpp): bootstrap
 # (MPI_Init to ranks known), connection set-up per transport and the peers
 # connected, process start to the first case, peak RSS per rank, HDF5 write
 # time per case. Then a log-log fit of each against NP and the model to 4096.

@@ -145,6 +145,10 @@ struct TransportInfo {
   // transfers of memory kind `mem` (never host) can work here, else why
   // not. Unset: not known until a run tries.
   std::function<std::string(MemKind mem)> device_memory_reason = {};
+  // The NIC this transport's own settings bind the rank to ("mlx5_0:1" from
+  // verbs' --hca, or its twin GDR_VERBS_HCA; the flag wins), "" when they
+  // name none. The host-rounds pattern pairs ranks by it (rails). Unset: none.
+  std::function<std::string(const Settings&)> bound_device = {};
 };
 std::vector<TransportInfo>& transport_registry();
 const TransportInfo* find_transport(std::string_view name);

@@ -261,13 +261,13 @@ COST_PARTS = ("total", "timed", "beside_timed", "test", "gather", "record")
 
 
 def rounds_table(rows):
-    """How many rounds the calibrated budget ran (src/schedule.h RoundBudget) against the model's
+    """How many rounds the calibrated budget ran (src/planning/schedule.h RoundBudget) against the model's
     plan, each trial: runs that store budget.rounds_run."""
     got = [r for r in rows if "budget.rounds_run" in (r.get("costs") or {})]
     if not got:
         return []
     out = ["", "Rounds the run's budget ran, each trial (the model's plan: 0.35 s a case; the run: at each round's "
-           "start, as many rounds as fit at what its cases had cost; src/schedule.h RoundBudget):", "",
+           "start, as many rounds as fit at what its cases had cost; src/planning/schedule.h RoundBudget):", "",
            "| hosts | Mbit/s | validate budget s | the run's budget s | model's rounds | rounds run | cases run | "
            "a case beside its timed work, s | run's budget kept | run took s |",
            "| --- " * 10 + "|"]
@@ -292,7 +292,7 @@ def cost_table(rows):
     if not cells:
         return []
     out = ["", "Where a case's time went (rank 0, the median over each run's cases, then over the trials; seconds; "
-           "src/case_cost.h):", "",
+           "src/sweep/case_wall_time.h):", "",
            "| hosts | Mbit/s | transport | runs | cases a run | " + " | ".join(COST_PARTS) + " | budget.overhead_s |",
            "| --- " * (6 + len(COST_PARTS)) + "|"]
     from statistics import median as med

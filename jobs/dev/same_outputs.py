@@ -43,11 +43,23 @@ RUNS = {
                         "--check", "every"],
     "cuda": ["-t", "latency,bw,bibw,allreduce", "-T", "{T}", "-m", "cuda", "--path", "direct,staged",
              "--reference", "copy", *SMALL],
+    # The planner's decisions: a round limit, and a budget that paces the rounds (4 ranks: 3 rounds).
+    "rounds_limited": ["-t", "latency,bw,bibw", "-T", "mpi", "-m", "host", "--pattern", "rounds,pair",
+                       "--max-rounds", "2", "-b", "8", "-e", "64", "-f", "8", "-n", "3", "-w", "1"],
+    "budget": ["-t", "bw", "-T", "mpi", "-m", "host", "--pattern", "rounds", "--budget", "40",
+               "-b", "8", "-e", "64", "-f", "8", "-w", "1"],
 }
-# Values that differ between any two runs: compared for presence and type only.
+# Runs that need more ranks than --np to show what they plan.
+RANKS = {"rounds_limited": 4, "budget": 4}
+# A budget paces each case's timed work by the time left (measured): its case time and
+# iteration count follow the clock, so they are compared for presence and type only.
+PACED = {"budget": re.compile(r"@(case_time_s|iters|times)$|^iters$|^case_time_s$")}
+# Values that differ between any two runs: compared for presence and type only. `timer`
+# too: --timer auto picks the TSC where a clock_gettime read measures slow, and a loaded
+# machine reads it slow one run and fast the next.
 # peak_gbps too: a ceiling may be this run's own copy row (the slowest copy link, measured).
 TIMING = re.compile(r"^(time_us_\w+|algbw_gbps|busbw_gbps|pct_peak|peak_gbps|times|time_us|start_utc|end_utc|"
-                    r"git_commit|gdrbench_version|scale\..*)$")
+                    r"git_commit|gdrbench_version|timer|scale\..*|budget\.(elapsed_s|overhead_s|kept))$")
 NUMBER = re.compile(r"\d+(\.\d+)?([eE][-+]?\d+)?")
 HEX = re.compile(r"\b(?=[0-9]*[a-f])[0-9a-f]{7,40}\b")  # a commit id; a number of 7+ digits is a NUMBER
 
@@ -81,7 +93,7 @@ def run_all(exe: str, out: str, np_: int, transports: list[str], cuda: bool) -> 
             print(f"# {name}: skipped, cuda memory not usable here")
             continue
         args = [a.replace("{T}", ",".join(transports)) for a in args]
-        cmd = ["mpirun", "--oversubscribe", "-np", str(np_), exe, "run", *args,
+        cmd = ["mpirun", "--oversubscribe", "-np", str(max(np_, RANKS.get(name, 0))), exe, "run", *args,
                "--json", f"{name}.jsonl", "--output", f"{name}.h5", "--force"]
         r = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
         with open(os.path.join(cwd, f"{name}.txt"), "w") as f:
@@ -157,12 +169,16 @@ def compare(old_dir: str, new_dir: str, name: str, old_exe: str, new_exe: str, a
     o, n = (os.path.join(x, name) for x in (old_dir, new_dir))
     if not (os.path.exists(o + ".h5") and os.path.exists(n + ".h5")):
         return [f"{name}: a run wrote no file (old {os.path.exists(o + '.h5')}, new {os.path.exists(n + '.h5')})"]
-    d += diff_dicts(f"{name}.h5", h5_items(o + ".h5", old_exe), h5_items(n + ".h5", new_exe), allow)
+    paced = PACED.get(name)
+
+    def unpaced(items: dict) -> dict:
+        return {k: (type(v).__name__ if paced and paced.search(k) else v) for k, v in items.items()}
+    d += diff_dicts(f"{name}.h5", unpaced(h5_items(o + ".h5", old_exe)), unpaced(h5_items(n + ".h5", new_exe)), allow)
     jo, jn = json_rows(o + ".jsonl"), json_rows(n + ".jsonl")
     if len(jo) != len(jn):
         d.append(f"{name}.jsonl: {len(jo)} rows old, {len(jn)} new")
     for i, (a, b) in enumerate(zip(jo, jn)):
-        d += diff_dicts(f"{name}.jsonl row {i}", a, b, allow)
+        d += diff_dicts(f"{name}.jsonl row {i}", unpaced(a), unpaced(b), allow)
     to, tn = ([t for t in open(x + ".txt").read().splitlines() if not (ignore and ignore.search(t))]
               for x in (o, n))
     for i, (a, b) in enumerate(zip(to, tn)):

@@ -3,7 +3,7 @@
 import os
 import sys
 
-# Tell `gdrbench` that the analysis really runs (src/analysis_command.cpp): a
+# Tell `gdrbench` that the analysis really runs (src/commands/analysis_command.cpp): a
 # GDR_PYTHON that is not this interpreter must not exit 0 as "no regression".
 _fd = os.environ.pop("GDR_ANALYSIS_STATUS_FD", "")
 if _fd.isdigit():

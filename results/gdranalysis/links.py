@@ -2,7 +2,7 @@
 pattern that times one link per rank at a time (`pair`, `rounds`, `host-rounds`), the
 median time of every link sender -> receiver per size (ranks x ranks).
 
-gdrbench writes it under /link_cells (older files: /links) at the end of a run (src/link_matrix.cpp);
+gdrbench writes it under /link_cells (older files: /links) at the end of a run (src/verdicts/link_matrix.cpp);
 `link_tables(run)` recomputes it from the cases with the same definition,
 so files of runs that died (no /links) have one too, and the test suite
 checks that both agree.

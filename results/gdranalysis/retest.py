@@ -1,4 +1,4 @@
-"""The retests of a run's adaptive second phase (`gdrbench run --retest auto`, src/retest.h),
+"""The retests of a run's adaptive second phase (`gdrbench run --retest auto`, src/planning/retest.h),
 recomputed from the file alone.
 
 After the planned rounds/host-rounds steps, the run took the links that its first phase
@@ -23,7 +23,7 @@ import numpy as np
 from . import robust as rb  # suspects' rule
 
 LINK_PATTERNS = ("rounds", "host-rounds")
-RETEST_CONFIRM = 2   # src/retest.h kRetestConfirm
+RETEST_CONFIRM = 2   # src/planning/retest.h kRetestConfirm
 
 
 def _robust(v):
@@ -56,7 +56,7 @@ def groups(run):
 
 
 def suspicious(gs, z, min_ratio):
-    """The links the first phase made suspicious (src/retest.cpp Retest::start)."""
+    """The links the first phase made suspicious (src/planning/retest.cpp Retest::start)."""
     out = set()
     for t, se in gs.values():
         floor = float(np.nanmedian(se)) if np.isfinite(se).any() else np.nan
@@ -139,7 +139,7 @@ class State:
         return p
 
     def update(self, probes, rnd):
-        """probes: [(part, slow, what)] of one round (src/retest.cpp retest::update)."""
+        """probes: [(part, slow, what)] of one round (src/planning/retest.cpp retest::update)."""
         seen = {id(p): p for p, _, _ in probes}
         for links in (False, True):
             for p, slow, what in probes:
@@ -228,7 +228,7 @@ def analyze(run):
             part = (p["part"], p["a"], p["b"])  # resolved in its round: earlier rounds may add it
             v = float(np.log(med[p["src"]])) if med[p["src"]] > 0 else np.nan
             slow = not np.isfinite(v) or _outlier(v, m, scale, z, min_ratio)
-            unclear = not slow and bool(np.exp(v - m) > min_ratio)   # neither slow nor fast (src/retest.h)
+            unclear = not slow and bool(np.exp(v - m) > min_ratio)   # neither slow nor fast (src/planning/retest.h)
             said = "slow" if p["slow"] else "unclear" if p.get("unclear") else "fast"
             mine = "slow" if slow else "unclear" if unclear else "fast"
             if mine != said:

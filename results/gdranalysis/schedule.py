@@ -1,5 +1,5 @@
 """The schedule and budget model shared by `gdrbench validate`, the simulators and
-`gdrbench run --budget` (src/schedule.h holds the same constants in C++;
+`gdrbench run --budget` (src/planning/schedule.h holds the same constants in C++;
 tests/mpi/test_host_rounds.py checks that a run's stored budget decision is this one).
 
 A case costs its timed work (--case-time) x OVERRUN (auto iterations overrun their
@@ -8,10 +8,10 @@ start-up costs START_S_PER_HOST a host plus START_SLACK_S.
 
 A budget too small for every round of `rounds` or `host-rounds` starts with the most rounds
 the model fits (rounds_that_fit, `budget.model_rounds`); the run then decides at each round's
-start how many fit at what a case has cost so far (src/schedule.h RoundBudget), and stores what
+start how many fit at what a case has cost so far (src/planning/schedule.h RoundBudget), and stores what
 ran (`budget.rounds_run`, `budget.max_rounds` when not every round).
 
-The retests after rounds or host-rounds (`--retest auto`, opt-in; src/retest.h) get their share
+The retests after rounds or host-rounds (`--retest auto`, opt-in; src/planning/retest.h) get their share
 of the budget as cases: RETEST_ROUNDS rounds of at most RETEST_STEPS_PER_ROUND steps are
 added to the planned cases before the case time is fitted (budget_cases), so both phases
 run at the same case time; what the retests do not use is left as margin.
@@ -26,8 +26,8 @@ OVERRUN = 1.15
 START_S_PER_HOST = 0.25     # mpirun start-up and connections grow with the host count (README scaling table)
 START_SLACK_S = 2.0
 MIN_CASE_TIME_S = 0.2
-RETEST_ROUNDS = 4             # --retest-rounds' default (src/retest.h RetestSettings)
-RETEST_STEPS_PER_ROUND = 3    # src/retest.h kRetestStepsPerRound
+RETEST_ROUNDS = 4             # --retest-rounds' default (src/planning/retest.h RetestSettings)
+RETEST_STEPS_PER_ROUND = 3    # src/planning/retest.h kRetestStepsPerRound
 
 
 def retest_cases(retest=False, rounds=RETEST_ROUNDS):
@@ -61,7 +61,7 @@ def steps(pattern, n_ranks, hosts=1, directions=1, max_rounds=0):
 def rounds_that_fit(budget_s, pattern, n_ranks, hosts, nsizes, retest=False, retest_rounds=RETEST_ROUNDS,
                     directions=1):
     """A budget too small for every round: the most rounds that fit by the model (`run --budget`
-    starts with them, a sample; src/schedule.cpp rounds_that_fit, then RoundBudget at run time);
+    starts with them, a sample; src/planning/schedule.cpp rounds_that_fit, then RoundBudget at run time);
     0 when not even one does."""
     n = hosts if pattern == "host-rounds" else n_ranks
     for k in range(rounds(n) - 1, 0, -1):
@@ -74,7 +74,7 @@ def rounds_that_fit(budget_s, pattern, n_ranks, hosts, nsizes, retest=False, ret
 def rounds_in_budget(budget_s, pattern, n_ranks, hosts, nsizes, case_s, retest=False, retest_rounds=RETEST_ROUNDS,
                      directions=1):
     """The rounds a calibrated `run --budget` settles on when every case costs case_s in all
-    (src/schedule.h RoundBudget at a steady cost: the most whole rounds whose cases, with the
+    (src/planning/schedule.h RoundBudget at a steady cost: the most whole rounds whose cases, with the
     retests' share, fit the budget after the model's start-up); 1 at least, every round at most."""
     n = hosts if pattern == "host-rounds" else n_ranks
     left = budget_s - start_s(hosts)
@@ -92,7 +92,7 @@ def start_s(hosts):
 
 
 def case_time_s(budget_s, cases, hosts):
-    """The --case-time that fits `cases` on `hosts` hosts into budget_s (src/schedule.cpp fit_budget)."""
+    """The --case-time that fits `cases` on `hosts` hosts into budget_s (src/planning/schedule.cpp fit_budget)."""
     return ((budget_s - start_s(hosts)) / max(1, cases) - CASE_OVERHEAD_S) / OVERRUN
 
 
@@ -115,7 +115,7 @@ def host_pairs(hosts, r):
 
 @dataclasses.dataclass
 class Recorded:
-    """What a run scheduled and why, from its file's facts (src/schedule.cpp)."""
+    """What a run scheduled and why, from its file's facts (src/planning/schedule.cpp)."""
     patterns: list
     hosts: list = dataclasses.field(default_factory=list)       # host-rounds: host index -> name
     rank_host: list = dataclasses.field(default_factory=list)   # rank -> host index
@@ -124,7 +124,7 @@ class Recorded:
     rounds: list = dataclasses.field(default_factory=list)      # round -> [(a, b)] host indices (those run)
     max_rounds: int = 0                                          # --max-rounds (0: all)
     budget: dict = dataclasses.field(default_factory=dict)      # budget.* facts
-    retest: dict = dataclasses.field(default_factory=dict)      # retest.* facts (src/retest.cpp)
+    retest: dict = dataclasses.field(default_factory=dict)      # retest.* facts (src/planning/retest.cpp)
 
     def describe(self):
         s = f"schedule: {','.join(self.patterns)}"

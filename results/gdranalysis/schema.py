@@ -540,12 +540,12 @@ def test_order(a) -> tuple:
 
 
 def uses_window(a) -> bool:
-    """As src/results.cpp: the rows of a test with a window, with their reference rows."""
+    """As src/record/results.cpp: the rows of a test with a window, with their reference rows."""
     return "window_means" in a if "test_kind" in a else _legacy(a)["window"]
 
 
 def uses_chunk(a) -> bool:
-    """As src/results.cpp: our rows of a test with a chunk, not the libraries' collectives."""
+    """As src/record/results.cpp: our rows of a test with a chunk, not the libraries' collectives."""
     return "chunk_means" in a if "test_kind" in a else _legacy(a)["chunk"] and not a.get("reference")
 
 

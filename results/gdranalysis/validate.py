@@ -181,14 +181,14 @@ def plan(nhosts, ppn, nsizes, budget_s, spent_s, pattern="rounds", max_rounds=0,
     cases = cases_at(max_rounds)
     if schedule.case_time_s(left, cases, nhosts) < schedule.MIN_CASE_TIME_S and not max_rounds:
         # `run --budget` starts with the rounds the model fits, a sample (schedule.rounds_that_fit),
-        # then runs as many as fit at the fabric's own cost (src/schedule.h RoundBudget)
+        # then runs as many as fit at the fabric's own cost (src/planning/schedule.h RoundBudget)
         k = schedule.rounds_that_fit(left, pattern, nhosts * ppn, nhosts, nsizes, retest_rounds > 0, retest_rounds)
         cases = cases_at(k) if k else cases
     return cases, schedule.case_time_s(left, cases, nhosts), left - schedule.start_s(nhosts)
 
 
 def _rounds_run(run, a, nhosts):
-    """What the run's calibrated budget ran (src/schedule.h RoundBudget), where the plan was the model's."""
+    """What the run's calibrated budget ran (src/planning/schedule.h RoundBudget), where the plan was the model's."""
     ran = run.facts.get("budget.rounds_run")
     if ran is None or a.pattern not in ("rounds", "host-rounds"):
         return []

@@ -5,7 +5,7 @@
 // component as its own typed struct inside a Settings object that travels
 // with the run (RunOptions -> make_transport -> TransportInfo::create,
 // TestEnv), never through a global. The environment table of --help, the man
-// page and the docs is generated from these declarations (src/env_vars.h).
+// page and the docs is generated from these declarations (src/options/env_vars.h).
 #pragma once
 
 #include <any>

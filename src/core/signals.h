@@ -6,7 +6,7 @@ namespace gdr {
 
 void install_signal_handlers();
 // Each signal is also written to `fd` as "signal NN\n" (the result file's
-// watcher, src/seal_watch.h); -1 stops that.
+// watcher, src/outputs/crash_sealer.h); -1 stops that.
 void set_signal_notify_fd(int fd);
 bool interrupted();
 // The signal came from the parent process (mpirun stopping the job).

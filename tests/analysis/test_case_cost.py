@@ -1,4 +1,4 @@
-"""scale.case_s.*: where a case's wall time went (src/case_cost.h), on a real
+"""scale.case_s.*: where a case's wall time went (src/sweep/case_wall_time.h), on a real
 4-rank `bw --pattern rounds` run. The timed part is recomputed from the
 file's own iteration times (the longest sum of one rank's times a case, the
 median over cases), and every part is ordered as the parts of a case must be

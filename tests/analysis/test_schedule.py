@@ -48,7 +48,7 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(schedule.steps("host-rounds", 8, 4, directions=2), 3)
         self.assertEqual(sim_fleet.host_rounds_s(5, 3, 0.5), 10 * 3 * (0.5 + schedule.CASE_OVERHEAD_S))
         cases, ct, _ = validate.plan(4, 2, 3, 60, 5, pattern="host-rounds")
-        self.assertEqual(cases, 18)  # validate runs without the retests (opt-in, src/retest.h)
+        self.assertEqual(cases, 18)  # validate runs without the retests (opt-in, src/planning/retest.h)
         self.assertEqual(schedule.budget_cases(18, retest=True), 18 + 4 * 3)  # 4 rounds x 3 steps
         self.assertAlmostEqual(ct, schedule.case_time_s(60 - 5 - validate.ANALYSIS_S, 18, 4))
         self.assertLess(validate.min_budget(4, 2, 3, pattern="host-rounds"), validate.min_budget(4, 2, 3))
@@ -57,7 +57,7 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(schedule.steps("rounds", 8, 1, max_rounds=100), schedule.steps("rounds", 8, 1))
         self.assertEqual(validate.plan(16, 1, 3, 120, 5, pattern="host-rounds", max_rounds=5)[0], 2 * 5 * 3)
         self.assertEqual(sim_fleet.host_rounds_s(1024, 3, 0.1, 64), 128 * 3 * (0.1 + schedule.CASE_OVERHEAD_S))
-        # A calibrated budget at a steady cost a case (src/schedule.h RoundBudget): the C++ unit test's
+        # A calibrated budget at a steady cost a case (src/planning/schedule.h RoundBudget): the C++ unit test's
         # 20 s at 1.0115 s a case, 6 cases a round, is 3 rounds; a 15-minute validate at 1,024 x 8 is
         # every round at 0.0572 s a case and 199 at 0.5251 s (docs/fleet-scale.md).
         self.assertEqual(schedule.rounds_in_budget(schedule.start_s(16) + 20, "host-rounds", 16, 16, 3, 1.0115), 3)

@@ -130,7 +130,7 @@ TEST(DoctorTopology, ProbeWithoutHcaSaysSo) {
   EXPECT_NE(s.error.find("no RDMA device"), std::string::npos);
 }
 
-// Rails for host-rounds (src/schedule.cpp): the NIC a GPU shares a switch with is its rail;
+// Rails for host-rounds (src/planning/schedule.cpp): the NIC a GPU shares a switch with is its rail;
 // a tie, or a NIC only as near as the socket, names none.
 TEST(DoctorTopology, NicNearestAGpuIsItsRailWhenOneIsNearest) {
   Topology t(kXml);

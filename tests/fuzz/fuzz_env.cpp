@@ -1,5 +1,5 @@
 // libFuzzer target: the parsers of every environment variable gdrbench reads
-// (src/env_vars.h, issue 16). The first byte picks the variable, the rest is
+// (src/options/env_vars.h, issue 16). The first byte picks the variable, the rest is
 // its value. Property: env_value_problem returns "" (a good value) or one
 // line that names the variable and holds no control character (the value
 // may hold anything; the line reaches a terminal).
@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "src/env_vars.h"
+#include "options/env_vars.h"
 
 namespace {
 void check(bool ok, const char* what) {

@@ -1,4 +1,4 @@
-// libFuzzer target: the captured environment as a whole (src/metadata.h,
+// libFuzzer target: the captured environment as a whole (src/outputs/metadata.h,
 // capture_environment). The input is split at NUL bytes into NAME=VALUE
 // entries, any count, sizes and bytes. Properties: nothing crashes; at most
 // kMaxEnvVars are kept; a kept value is at most kMaxEnvValue bytes plus the
@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "src/metadata.h"
-#include "src/secrets.h"
+#include "outputs/metadata.h"
+#include "outputs/redaction.h"
 
 namespace {
 void check(bool ok, const char* what) {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "src/core/errors.h"
-#include "src/options.h"
+#include "options/options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size > 4096) return 0;

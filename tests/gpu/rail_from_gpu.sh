@@ -2,7 +2,7 @@
 # Rails of --pattern host-rounds from the GPU each rank really uses: 2 ranks as 2 hosts
 # (tests/mpi/fake_host.sh), hwloc reading this machine as an XML made around the GPU's real
 # PCI bus id (CUDA's), with one RDMA NIC beside the GPU on its root complex and one on
-# another. The run must pair by that NIC (src/schedule.cpp nic_near_gpu), not by local index.
+# another. The run must pair by that NIC (src/planning/schedule.cpp nic_near_gpu), not by local index.
 # Exits 77 (skipped) with the reason where there is no usable GPU.
 #   usage: rail_from_gpu.sh <gdrbench>
 set -u

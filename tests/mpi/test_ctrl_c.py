@@ -11,7 +11,7 @@ any rank exits. mpirun itself exits 1 whatever the ranks return.
 once without stopping its ranks (measured: rank 0 saw only SIGCONT), and the
 ranks end ~1 s later inside the MPI library (exit 195) when they find the
 launcher gone: gdrbench's own closing never runs. The file's watcher
-(src/seal_watch.h) closes it: `failed` or `interrupted`, never `running`,
+(src/outputs/crash_sealer.h) closes it: `failed` or `interrupted`, never `running`,
 with an error that says so (before: `running`, empty error, 3 of 3).
 
 So: no OMPI_MCA_odls_base_sigkill_timeout here (removed from the

@@ -133,7 +133,7 @@ def attempt(a, scale):
             check_case_consistency(attrs, times, a.np)
         lost = f"rank {a.kill_rank}"
         if a.kill_rank == 0:
-            # The writer died: its watcher (src/seal_watch.h) closes the file as
+            # The writer died: its watcher (src/outputs/crash_sealer.h) closes the file as
             # `failed`, naming rank 0, with every flushed case (was: left `running`).
             check(status == "failed" and "rank 0" in error and "watcher" in error,
                   f"status {status!r}, error {error!r} after rank 0 was killed")

@@ -51,7 +51,7 @@ def check_file(h5, nsizes, max_rounds=0, rails="0,1,0,1,0,1", budget=BUDGET):
         facts = {k: (v.decode() if isinstance(v, bytes) else str(v)) for k, v in f["facts"].attrs.items()}
         every = [dict(g.attrs) | {"flows": g["flows"][()]} for _, g in sorted(f["cases"].items())]
         check("link_cells/bw_mpi_host_direct_host-rounds" in f, f"no link matrix: {list(f.get('link_cells', {}))}")
-    cases = [c for c in every if c["pattern"] != "retest"]  # the retests' steps (src/retest.h) apart
+    cases = [c for c in every if c["pattern"] != "retest"]  # the retests' steps (src/planning/retest.h) apart
     H, ppn = 3, 2
     check(facts["schedule.patterns"] == "host-rounds", facts.get("schedule.patterns"))
     check(facts["schedule.host_rounds.hosts"] == "fh0,fh1,fh2", facts["schedule.host_rounds.hosts"])
@@ -126,7 +126,7 @@ def run():
           f"{rep['schedule']}: {rep['schedule_problems']}")
     # A budget too small for every round by the model (17 s) starts with the rounds the model
     # fits (schedule.rounds_that_fit), then runs as many as fit at what a case has cost so far
-    # (src/schedule.h RoundBudget): whole rounds, stored and said as what ran.
+    # (src/planning/schedule.h RoundBudget): whole rounds, stored and said as what ran.
     h5b = os.path.join(d, "hr-sample.h5")
     p, wall = launch(6, ARGS + ["--budget", "15s", "--retest", "auto", "--output", h5b])
     k = schedule.rounds_that_fit(15, "host-rounds", 6, 3, 2, retest=True)

@@ -5,7 +5,7 @@ quota, or a busy loop on its core): exit 1, rank SLOW named, and nothing
 named that does not involve rank SLOW. The false-positive rate of healthy
 runs is measured by tests/analysis/measure_suspects_fp.py, not here.
 
-The retests (src/retest.h, --retest auto with rounds): on the healthy run
+The retests (src/planning/retest.h, --retest auto with rounds): on the healthy run
 suspects' recomputation from the file agrees with the run's own retest
 verdicts (the CPU-quota run has them off); and a
 bw rounds run in which rank SLOW sleeps 100 ms in each window

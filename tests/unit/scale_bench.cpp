@@ -36,9 +36,9 @@
 #include "collectives/host_rounds.h"
 #include "collectives/patterns.h"
 #include "collectives/test.h"
-#include "hdf5_sink.h"
-#include "live_verdicts.h"
-#include "retest.h"
+#include "outputs/hdf5_sink.h"
+#include "verdicts/live_verdicts.h"
+#include "planning/retest.h"
 #include "synthetic_case.h"
 
 namespace {
@@ -125,18 +125,18 @@ struct LinkNoise {
 void bench_retest_run(int n, int bad, double slow, const std::string& noise_text, int per_host = 0, int rounds = 0) {
   const LinkNoise ln = LinkNoise::parse(noise_text);
   const std::string pattern = per_host > 0 ? "host-rounds" : "rounds";
+  patterns::Layout layout(n);
   std::set<int> slowed;
   if (per_host > 0) {
     std::vector<std::string> names;
     for (int r = 0; r < n; ++r) names.push_back(fmt::format("h{}", r / per_host));
-    patterns::set_run_host_map(patterns::host_map(names));
-    patterns::set_round_limit(rounds);
+    layout = patterns::Layout(n, rounds, std::make_shared<const patterns::HostMap>(patterns::host_map(names)));
     const int hosts = n / per_host;
     for (int k = 0; k < bad; ++k) slowed.insert((1 + k * (hosts / std::max(1, bad))) * per_host + k % per_host);
   } else {
     for (int k = 0; k < bad; ++k) slowed.insert(1 + k * (n / std::max(1, bad)));
   }
-  Retest rt(rounds_with_retests(pattern), n);
+  Retest rt(rounds_with_retests(pattern), layout);
   std::mt19937 rng(7);
   std::normal_distribution<double> unit(0.0, 1.0);
   std::uniform_real_distribution<double> uniform(0.0, 1.0);
@@ -152,9 +152,9 @@ void bench_retest_run(int n, int bad, double slow, const std::string& noise_text
     return std::exp(x);
   };
   const auto t0 = std::chrono::steady_clock::now();
-  const int first_steps = patterns::steps(pattern, 1, n);
+  const int first_steps = patterns::steps(pattern, 1, layout);
   for (int k = 0; k < first_steps; ++k)
-    rt.add(record(n, patterns::flows(pattern, 1, n, k), pattern, k, 65536, slowed, slow, rng, link),
+    rt.add(record(n, patterns::flows(pattern, 1, layout, k), pattern, k, 65536, slowed, slow, rng, link),
            static_cast<std::size_t>(k));
   std::vector<std::string> lines, events;
   std::vector<std::pair<std::string, std::string>> facts;
@@ -200,8 +200,6 @@ void bench_retest_run(int n, int bad, double slow, const std::string& noise_text
                                        : fmt::format("{}", n);
   std::printf("| %s | %d | %g | %d | %d | %d | %d | %zu/%d | %d | %.2f |\n", who.c_str(), bad, slow, right, wrong, cleared,
               unresolved, convicted_ranks.size(), bad, steps, seconds_since(t0));
-  patterns::set_round_limit(0);
-  patterns::set_run_host_map({});
 }
 
 void bench_live(int n, int per_host) {
@@ -237,7 +235,7 @@ void bench_record(int per_host, int iters, int hosts, int cases) {
   const int n = hosts * per_host;
   std::vector<std::string> names;
   for (int r = 0; r < n; ++r) names.push_back(fmt::format("h{:04d}", r / per_host));
-  patterns::set_run_host_map(patterns::host_map(names));
+  const patterns::Layout layout(n, 0, std::make_shared<const patterns::HostMap>(patterns::host_map(names)));
   const std::string h5 = "/tmp/gdr_scale_bench_record.h5", jsonl = "/tmp/gdr_scale_bench_record.jsonl";
   std::vector<std::unique_ptr<ResultSink>> sinks;
   sinks.push_back(make_hdf5_sink(h5, true, nullptr));
@@ -256,9 +254,9 @@ void bench_record(int per_host, int iters, int hosts, int cases) {
   std::mt19937 rng(3);
   std::vector<double> each;
   double parts[4] = {0, 0, 0, 0};  // summary, HDF5, JSON Lines, live verdicts: sums
-  const int steps = std::min(cases, patterns::steps("host-rounds", 1, n));
+  const int steps = std::min(cases, patterns::steps("host-rounds", 1, layout));
   for (int k = 0; k < steps; ++k) {
-    CaseRecord r = synthetic_bw_case(n, iters, 131072, "host-rounds", k, patterns::flows("host-rounds", 1, n, k),
+    CaseRecord r = synthetic_bw_case(n, iters, 131072, "host-rounds", k, patterns::flows("host-rounds", 1, layout, k),
                                      [&](int, int) { return 1e-5 * std::exp(0.01 * std::normal_distribution<>()(rng)); });
     const auto t0 = std::chrono::steady_clock::now();
     const TestInfo& ti = *find_test("bw");

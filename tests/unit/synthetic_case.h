@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collectives/test.h"
-#include "results.h"
+#include "record/results.h"
 
 namespace gdr {
 

@@ -1,5 +1,5 @@
 // Every environment variable gdrbench reads is checked as strictly as an
-// option (src/env_vars.h): good values pass, bad ones give one line naming
+// option (src/options/env_vars.h): good values pass, bad ones give one line naming
 // the variable.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "src/core/component_options.h"
-#include "src/env_vars.h"
+#include "options/env_vars.h"
 
 using namespace gdr;
 

@@ -1,5 +1,5 @@
 // The host-level schedule (collectives/host_rounds.h) and the --budget model
-// (src/schedule.h): every host pair meets exactly once, each round a
+// (src/planning/schedule.h): every host pair meets exactly once, each round a
 // matching, each rank against its rail partner, uneven hosts refused.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 
 #include "collectives/host_rounds.h"
 #include "core/errors.h"
-#include "schedule.h"
+#include "planning/schedule.h"
 
 namespace gdr::patterns {
 namespace {
@@ -86,35 +86,33 @@ TEST(HostRounds, OneHostOrUnevenHostsRefusedInOneLine) {
   EXPECT_EQ(uneven.find('\n'), std::string::npos);
 }
 
-TEST(HostRounds, RegisteredPatternPlansOnTheRunsHostMap) {
-  set_run_host_map(host_map(hostnames(3, 2)));
-  EXPECT_EQ(steps("host-rounds", 1, 6), 6);  // 3 rounds (odd hosts: one rests), each way
-  EXPECT_EQ(steps("host-rounds", 2, 6), 3);
-  EXPECT_EQ(steps("rounds", 1, 6), 10);
+TEST(HostRounds, RegisteredPatternPlansOnTheLayoutsHostMap) {
+  const Layout six(6, 0, std::make_shared<const HostMap>(host_map(hostnames(3, 2))));
+  EXPECT_EQ(steps("host-rounds", 1, six), 6);  // 3 rounds (odd hosts: one rests), each way
+  EXPECT_EQ(steps("host-rounds", 2, six), 3);
+  EXPECT_EQ(steps("rounds", 1, six), 10);
   // Round 0 over 3 hosts: host 0 rests, hosts 1-2 meet; step 1 is its reverse.
-  EXPECT_EQ(flows("host-rounds", 1, 6, 1), (std::vector<Flow>{{4, 2}, {5, 3}}));
-  EXPECT_EQ(peers("host-rounds", 1, 6, 0), (std::vector<int>{2, 4}));
-  EXPECT_EQ(steps("host-rounds", 1, 8), 0);  // a map of other ranks: nothing planned
-  set_run_host_map(host_map({"a", "a", "b"}));
-  EXPECT_EQ(steps("host-rounds", 1, 3), 0);
-  set_run_host_map({});
+  EXPECT_EQ(flows("host-rounds", 1, six, 1), (std::vector<Flow>{{4, 2}, {5, 3}}));
+  EXPECT_EQ(peers("host-rounds", 1, six, 0), (std::vector<int>{2, 4}));
+  const Layout other(8, 0, six.hosts);
+  EXPECT_EQ(steps("host-rounds", 1, other), 0);  // a map of other ranks: nothing planned
+  EXPECT_EQ(steps("host-rounds", 1, Layout(3, 0, std::make_shared<const HostMap>(host_map({"a", "a", "b"})))), 0);
+  EXPECT_EQ(steps("host-rounds", 1, 6), 0);  // no host map: nothing planned
 }
 
 // --max-rounds: the first N rounds of either tournament, the same rounds as without it.
 TEST(HostRounds, RoundLimitRunsTheFirstRoundsOnly) {
-  set_run_host_map(host_map(hostnames(4, 2)));
-  const std::vector<Flow> first = flows("host-rounds", 1, 8, 0), second = flows("host-rounds", 1, 8, 2);
-  set_round_limit(2);
-  EXPECT_EQ(steps("host-rounds", 1, 8), 4);  // 2 of 3 rounds, each way
-  EXPECT_EQ(steps("host-rounds", 2, 8), 2);
-  EXPECT_EQ(steps("rounds", 1, 8), 4);       // 2 of 7 over the ranks
-  EXPECT_EQ(flows("host-rounds", 1, 8, 0), first);
-  EXPECT_EQ(flows("host-rounds", 1, 8, 2), second);
-  EXPECT_EQ(describe_rounds(4), "0-3 1-2; 1-3 0-2");
-  set_round_limit(9);  // more than there are: all
-  EXPECT_EQ(steps("host-rounds", 1, 8), 6);
-  set_round_limit(0);
-  set_run_host_map({});
+  auto map = std::make_shared<const HostMap>(host_map(hostnames(4, 2)));
+  const Layout all(8, 0, map), two(8, 2, map), nine(8, 9, map);
+  const std::vector<Flow> first = flows("host-rounds", 1, all, 0), second = flows("host-rounds", 1, all, 2);
+  EXPECT_EQ(steps("host-rounds", 1, two), 4);  // 2 of 3 rounds, each way
+  EXPECT_EQ(steps("host-rounds", 2, two), 2);
+  EXPECT_EQ(steps("rounds", 1, two), 4);       // 2 of 7 over the ranks
+  EXPECT_EQ(flows("host-rounds", 1, two, 0), first);
+  EXPECT_EQ(flows("host-rounds", 1, two, 2), second);
+  EXPECT_EQ(describe_rounds(4, 2), "0-3 1-2; 1-3 0-2");
+  EXPECT_EQ(steps("host-rounds", 1, nine), 6);  // more than there are: all
+  EXPECT_EQ(steps("host-rounds", 1, all), 6);   // the limit is the layout's alone: none leaks
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Live verdicts (src/live_verdicts.h) on synthetic rounds runs: per-link
+// Live verdicts (src/verdicts/live_verdicts.h) on synthetic rounds runs: per-link
 // times with 1 % noise, one link or host slowed 25 % from a given case on.
 // The rule must name it once, after the onset, and name nothing healthy.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <set>
 
 #include "collectives/patterns.h"
-#include "live_verdicts.h"
+#include "verdicts/live_verdicts.h"
 
 namespace gdr {
 namespace {

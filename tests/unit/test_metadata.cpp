@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "src/metadata.h"
-#include "src/secrets.h"
+#include "outputs/metadata.h"
+#include "outputs/redaction.h"
 #include "src/core/shell_quote.h"
 
 using namespace gdr;

@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/errors.h"
-#include "src/options.h"
+#include "options/options.h"
 
 using namespace gdr;
 

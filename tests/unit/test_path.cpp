@@ -12,7 +12,7 @@
 #include "doctor/facts.h"
 #include "src/core/ceiling.h"
 #include "src/core/mps.h"
-#include "src/verdict.h"
+#include "verdicts/verdict.h"
 #ifdef GDR_HAVE_UCX
 #include "transports/ucx/ucx_path.h"
 #endif

@@ -1,4 +1,4 @@
-// The adaptive second phase (src/retest.h): which parts a set of suspicious
+// The adaptive second phase (src/planning/retest.h): which parts a set of suspicious
 // links becomes, how a round is packed into matchings against healthy
 // partners, how verdicts follow from the probes, and the whole of rank 0's
 // side on synthetic rounds runs (rank 2 slowed, one link slowed, healthy).
@@ -11,7 +11,7 @@
 #include <set>
 
 #include "collectives/patterns.h"
-#include "retest.h"
+#include "planning/retest.h"
 #include "synthetic_case.h"
 
 namespace gdr {

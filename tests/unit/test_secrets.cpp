@@ -1,4 +1,4 @@
-// The environment filter (src/secrets.h) both ways: what a reviewer would
+// The environment filter (src/outputs/redaction.h) both ways: what a reviewer would
 // call a secret is dropped, what steers the libraries is kept.
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "src/metadata.h"
-#include "src/secrets.h"
+#include "outputs/metadata.h"
+#include "outputs/redaction.h"
 
 using namespace gdr;
 

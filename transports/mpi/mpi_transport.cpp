@@ -79,7 +79,7 @@ class MpiTransport final : public Transport {
   // environment, mpirun --mca and openmpi-mca-params.conf together), named
   // as such, and whether the peer shares this host.
   // MPI names no path, so device rows stay "unknown" unless their speed
-  // rules out staging (src/path_record.cpp); their ceiling is the link a
+  // rules out staging (src/verdicts/path_record.cpp); their ceiling is the link a
   // direct transfer would cross: a device copy on one host, the network and
   // the GPU's PCIe link across hosts.
   PathTaken path_taken(MemKind mem, std::size_t, int peer) const override {

@@ -341,5 +341,7 @@ GDR_REGISTER_TRANSPORT(verbs_registrar, "verbs",
                          gdr::VerbsOptions o = s.get<gdr::VerbsOptions>();
                          o.cuda_device = s.get<gdr::GpuSettings>().device;
                          return std::make_unique<gdr::verbs::VerbsTransport>(b, o);
-                       });
+                       },
+                       {},  // device memory: known once a run tries (dma-buf or nvidia_peermem)
+                       [](const gdr::Settings& s) { return s.get<gdr::VerbsOptions>().hca; });
 }  // namespace

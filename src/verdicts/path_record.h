@@ -1,0 +1,27 @@
+// Per case: the path its bytes took and its ceiling (issue 14), gathered from
+// every rank of the case to rank 0 and written into the CaseRecord.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "core/bootstrap.h"
+#include "record/results.h"
+#include "transports/transport.h"
+
+namespace gdr {
+
+// Copy rows measured so far in this run (rank 0): "copy-d2h" -> GB/s per size.
+using CopyCeilings = std::map<std::size_t, std::map<std::string, double>>;
+
+// Collective over all ranks, after the case ran: each rank asks its own
+// transport (null for reference rows) for the path to the peer it talked
+// to, and its own sysfs for the links' limits; rank 0 combines (the
+// slowest rank's limit, any rank's host bounce) and fills rec's path and
+// peak fields. `copies` is read on rank 0 only.
+void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeilings& copies);
+
+// Rank 0, after add(): a copy row's algbw becomes a ceiling for later rows.
+void note_copy_row(const CaseRecord& rec, CopyCeilings& copies);
+
+}  // namespace gdr
