@@ -1,4 +1,4 @@
-"""`gdrbench suspects` on real runs (issue 15): 4 ranks on this machine,
+"""`gdrbench suspects` on real runs: 4 ranks on this machine,
 host memory, the rounds and incast patterns. Without a fault: no suspect
 (exit 0). With rank SLOW made slow for real (slow_rank.sh: a cgroup CPU
 quota, or a busy loop on its core): exit 1, rank SLOW named, and nothing
