@@ -115,6 +115,24 @@ def shell_commands(block):
 TOP = set(os.listdir(REPO)) - {".git", "build", "build-asan"}
 
 
+def archive_aliases():
+    """{old name: new name} of results/archive/aliases.tsv: files renamed for what they measured."""
+    out = {}
+    for line in read("results/archive/aliases.tsv").split("\n"):
+        parts = line.split("\t")
+        if len(parts) == 2 and not line.startswith("#") and parts != ["old", "new"]:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def resolve_archive(path):
+    """A path under results/archive/ with an old name given as its new one; any other path as is."""
+    head, _, name = path.rpartition("/")
+    if head == "results/archive":
+        return f"{head}/{archive_aliases().get(name, name)}"
+    return path
+
+
 def repo_path_candidates(text):
     """Tokens that name a path in the tree: they start at one of its top folders or files."""
     for tok in re.split(r"[\s,;()\"']+", text):

@@ -14,8 +14,8 @@ import sys
 import tarfile
 import unittest
 
-from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, prose, read, repo_path_candidates, shell_commands,
-                        tracked_markdown)
+from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, prose, read, repo_path_candidates, resolve_archive,
+                        shell_commands, tracked_markdown)
 
 GDRBENCH = os.environ.get("GDRBENCH", os.path.join(REPO, "build", "gdrbench"))
 BUILD = os.environ.get("GDR_BUILD_DIR", os.path.join(REPO, "build"))
@@ -139,7 +139,7 @@ class Paths(unittest.TestCase):
                       if b.kind == "fence" and b.lang in SHELL]
             for t in texts:
                 for p in repo_path_candidates(t):
-                    if not glob.glob(os.path.join(REPO, p)):
+                    if not glob.glob(os.path.join(REPO, resolve_archive(p))):
                         bad.append(f"{doc}: {p}")
         self.assertEqual(sorted(set(bad)), [], "\n".join(sorted(set(bad))))
 
@@ -411,7 +411,7 @@ def archive_text(f):
 
 def archive_values(files):
     values = set()
-    for f in files:
+    for f in map(resolve_archive, files):
         if not f.startswith("results/archive/") or not os.path.isfile(os.path.join(REPO, f)):
             return f"no archived file {f}"
         text = archive_text(f)
