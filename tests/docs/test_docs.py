@@ -14,8 +14,9 @@ import sys
 import tarfile
 import unittest
 
-from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, prose, read, repo_path_candidates, resolve_archive,
-                        shell_commands, tracked_markdown)
+from docs_model import (CODE, DOCS, LINK, REPO, anchors, blocks, code_comments, comment_paths, comments_of_text,
+                        commented_sources, prose, read, repo_path_candidates, resolve_archive, shell_commands,
+                        tracked_markdown)
 
 GDRBENCH = os.environ.get("GDRBENCH", os.path.join(REPO, "build", "gdrbench"))
 BUILD = os.environ.get("GDR_BUILD_DIR", os.path.join(REPO, "build"))
@@ -149,6 +150,39 @@ class Paths(unittest.TestCase):
         names = {n for doc in DOCS for n in re.findall(r"\bGDR_[A-Z0-9_]*[A-Z0-9]\b", read(doc))}
         missing = sorted(n for n in names if not re.search(r"\b" + n + r"\b", src))
         self.assertEqual(missing, [])
+
+
+# Comments of the top-level app files (src/*.cpp, src/*.h) that name a file that is not there,
+# left to the move of those files into folders by concern. Pinned: a new one fails, and so does
+# one fixed (take it out here).
+STALE_COMMENT_PATHS = {"src/options.h: src/budget.h"}
+
+
+class CommentPaths(unittest.TestCase):
+    def test_paths_in_code_comments(self):
+        """Every repository path a code comment names (C++ //, Python, shell and CMake #) under
+        src/, transports/, collectives/, jobs/, results/ and tests/ exists (an archived file
+        by its old name too)."""
+        bad, checked = set(), 0
+        for rel in commented_sources():
+            for line, p in comment_paths(code_comments(rel)):
+                checked += 1
+                if not glob.glob(os.path.join(REPO, resolve_archive(p))):
+                    bad.add(f"{rel}: {p}")
+        self.assertGreater(checked, 100)
+        self.assertEqual(sorted(bad), sorted(STALE_COMMENT_PATHS), "\n".join(sorted(bad - STALE_COMMENT_PATHS)))
+
+    def test_comment_reader(self):
+        """The reader finds paths in comments only: not in strings, URLs or words like src/dst."""
+        cpp = '\n'.join(['auto u = "http://x/src/a.h"; // see src/core/nope.h, and src/dst',
+                         'f("// src/in_string.h");',
+                         '/* block: jobs/gpu/nope.sh', '   tests/nope/x.py */ int y;'])
+        self.assertEqual([p for _, p in comment_paths(comments_of_text(cpp, True))],
+                         ["src/core/nope.h", "jobs/gpu/nope.sh", "tests/nope/x.py"])
+        sh = '\n'.join(["#!/bin/bash", 'echo "#results/in_string.txt" # writes results/archive/x.txt',
+                        "x=${y#src/}  # cmake/fmt is a word, cmake/Gdr.cmake a file"])
+        self.assertEqual([p for _, p in comment_paths(comments_of_text(sh, False))],
+                         ["results/archive/x.txt", "cmake/Gdr.cmake"])
 
 
 def man_page():
