@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The cost of scale (issue 15), on one machine with oversubscribed ranks:
+# The cost of scale, on one machine with oversubscribed ranks:
 # for each NP, one `gdrbench run` per pattern, and from each file's scale.*
 # facts (src/sweep/runner.cpp, src/commands/run_command.cpp, src/outputs/hdf5_sink.cpp): bootstrap
 # (MPI_Init to ranks known), connection set-up per transport and the peers

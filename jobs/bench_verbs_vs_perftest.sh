@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (not a test), issues 4 and 19: in ONE Soft-RoCE guest boot
+# Benchmark (not a test) of the verbs transport against perftest: in ONE Soft-RoCE guest boot
 # (tests/softroce/vm.sh), each gdrbench verbs mode beside the perftest tool of
 # the same shape, on the same rxe devices and sizes, REPEAT times; then, on
 # the host, our value over perftest's per size and repeat, and the spread.
@@ -7,7 +7,7 @@
 # Like with like (transports/verbs/README.md#modes):
 #   bw:      ib_write_bw <-> --verbs-mode write; ib_send_bw <-> --verbs-mode imm
 #   latency: ib_write_lat <-> --verbs-mode poll; ib_send_lat <-> --verbs-mode imm
-# Targets (issue 19): each bw mode from 1 MiB up >= 0.9 x its peer; 8-byte
+# Targets (perftest's level): each bw mode from 1 MiB up >= 0.9 x its peer; 8-byte
 # latency of each mode <= 1.2 x its peer (median against perftest's typical).
 # Ratios only: software RDMA (rxe) under qemu TCG emulation. With FASTPATHS=1
 # each fast path is also measured off against on (same shape, back to back).

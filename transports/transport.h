@@ -30,7 +30,7 @@ enum class Path { direct, staged };
 std::string_view path_name(Path p);
 Path parse_path(std::string_view s);  // throws UsageError
 
-// What moved one case's bytes, as the library reports it (issue 14): not
+// What moved one case's bytes, as the library reports it: not
 // what was asked. `links` names the hardware the bytes crossed, for the
 // ceiling (src/core/ceiling.h): "hca:mlx5_0:1" (an RDMA port), "gpu" (this
 // rank's GPU over PCIe), "copy-d2d", "copy-d2h", "copy-h2d" (the GPU's copy

@@ -18,7 +18,8 @@ manifest says which fault each had and on which hosts).
       --out results/archive/20261203_baseline-changepoints
 
 Writes OUT.jsonl (one row per cell: counts, rates, Wilson 95 % intervals) and
-OUT.txt (the table in docs/fleet-scale.md).
+OUT.txt (the tables in results/archive/20261205_fleet-scale-measurement-log.txt,
+"Each link against its own history"; summed up in docs/fleet-scale.md).
 """
 
 from __future__ import annotations

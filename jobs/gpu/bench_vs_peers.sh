@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark (issue 13): gdrbench beside the libraries' own tools IN THE SAME JOB, same sizes,
+# Benchmark (numbers a cluster engineer can trust): gdrbench beside the libraries' own tools IN THE SAME JOB, same sizes,
 # ratios per size (jobs/gpu/peers_table.py parses and prints).
 #
 #   cpu  host memory, 2 ranks: gdrbench -T ucx latency,bw vs ucx_perftest tag_lat/tag_bw

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on the GPU machine for issue 8: the out-of-memory check of -m cuda
+# One call on the GPU machine: the out-of-memory check of -m cuda
 # (cudaMemGetInfo per device), before any timing. Cases:
 #   np1_200G      one rank, -e 200G on a ~140 GiB device       -> exit 2, one line
 #   np2_100G_ucx  two ranks sharing the one device, -e 100G    -> exit 2, "shared by 2 ranks"
@@ -111,7 +111,7 @@ grep -q "cuda memory" "$out/late_oom.err" || verdict="FAIL (no 'cuda memory' in 
 grep -q 'copy-d2d' "$out/late_oom.jsonl" && verdict="FAIL (copy rows: the holder came too late)"
 results+=("$(printf '%-13s rc %-3s %3ss rows %-3s %s' late_oom "$rc" "$((SECONDS - t0))" "$rows" "$verdict")")
 
-echo; echo "issue 8, -m cuda out-of-memory check:"
+echo; echo "-m cuda out-of-memory check:"
 printf '%s\n' "${results[@]}" | tee "$out/summary.txt"
 # Few files come back from the device call: the logs go into one tarball.
 (cd "$out" && tar czf logs.tgz --remove-files ./*.err ./*.out ./*.jsonl gpu.txt build.log fits_8G.h5)

@@ -14,7 +14,7 @@
 #   the bundle carries it): the libucx-cu13 wheel (UCX 1.22) installed into /tmp/ucx-wheel by
 #   jobs/install_ucx_wheel.sh; else GDR_UCX=tarball: the carried UCX 1.13.1-cuda tarball,
 #   unpacked to /tmp/ucx. Why the wheel by default (measured on the H200, results/archive/
-#   20261201_h200_ucx113-vs-122-probe.txt and _issue17-evidence.txt): device bw and bibw equal
+#   20261201_h200_ucx113-vs-122-probe.txt and 20261201_h200_mpi-ucx113-vs-122.txt): device bw and bibw equal
 #   within the run-to-run noise at 1-256 MiB, 8 B device latency under MPS 14.4 us against
 #   16.4, and Open MPI 4.1.6's pml ucx there wants UCP >= 1.15 (1.13 gets "UCP API version is
 #   incompatible"), so `-T mpi -m cuda` rows need it.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Does the CPU a rank runs on explain the two levels device bw swings between
-# (issue 13)? On the GPU machine, one call: the NUMA layout and the GPU's CPU
+# (the 1-8 MiB swing of bw against ucx_perftest)? On the GPU machine, one call: the NUMA layout and the GPU's CPU
 # affinity, then under CUDA MPS UCX direct bw at 1-8 MiB and ucx_perftest
 # tag_bw at 1 MiB, three times each with both processes pinned to the GPU's
 # NUMA node, to the other node, and unpinned.

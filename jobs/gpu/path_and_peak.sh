@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 14 on the GPU machine (kind nvidia-h200), one call: the path taken and
+# Which path each row took, on the GPU machine (kind nvidia-h200), one call: the path taken and
 # %peak per row for UCX direct, staged and the copy rows on the one H200,
 # 2 ranks sharing it, without and with CUDA MPS; a `direct` device row forced
 # through host bounce buffers (UCX_TLS=cuda_copy,sm,self) must be flagged;
@@ -12,7 +12,7 @@ set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}
 mkdir -p "$out/archive"
-work=$(mktemp -d /tmp/issue14.XXXXXX)
+work=$(mktemp -d /tmp/path-and-peak.XXXXXX)
 t_start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t_start )) s] $*" | tee -a "$out/summary.txt"; }
 
@@ -38,7 +38,7 @@ run() {
   local envs=()
   while [ "$1" != "--" ]; do envs+=("$1"); shift; done
   shift
-  local name=${day}_$(hostname -s)_2r_h200-issue14-$label   # results/archive naming (rename to the start_utc when archiving)
+  local name=${day}_$(hostname -s)_2r_h200-path-$label   # results/archive naming (rename to the start_utc when archiving)
   env "${envs[@]}" "${mpi[@]}" "$bin" run -T ucx -m cuda --case-time 0.3 "$@" \
     --output "$out/archive/$name.h5" --json "$out/archive/$name.jsonl" >"$work/$label.txt" 2>&1
   stamp "$label: rc $?"
@@ -52,7 +52,7 @@ nvidia-cuda-mps-control -d && sleep 1
 run mps -- "${sweep[@]}"
 echo quit | nvidia-cuda-mps-control; sleep 1
 
-tar -C "$work" -czf "$out/issue14_raw.tgz" .
+tar -C "$work" -czf "$out/path_and_peak_raw.tgz" .
 python3 - "$out/archive" <<'EOF' | tee -a "$out/summary.txt"
 import glob, json, os, sys
 for f in sorted(glob.glob(os.path.join(sys.argv[1], "*.jsonl"))):
@@ -71,7 +71,7 @@ python3 - "$out/archive" <<'EOF' | tee -a "$out/summary.txt"
 # The claims to check, PASS/FAIL each (they never fail the script).
 import glob, json, os, sys
 def rows(label):
-    f = glob.glob(os.path.join(sys.argv[1], f"*issue14-{label}.jsonl"))
+    f = glob.glob(os.path.join(sys.argv[1], f"*h200-path-{label}.jsonl"))
     return [json.loads(l) for l in open(f[0])] if f else []
 forced = [r for r in rows("forced-bounce") if not r["reference"] and r["path"] == "direct" and r["bytes"] >= 1 << 20]
 print("PASS" if forced and all(r["via_host"] for r in forced) else "FAIL",

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One call on the 2-GPU machine for issue 9 (one rank per GPU, NVLink):
+# One call on the 2-GPU machine, GPU to GPU over NVLink against NCCL (one rank per GPU):
 #   probe  UCX direct p2p against NCCL's send/recv rows, and the bibw stall of
 #          UCX 1.13 over cuda_ipc with 64 sends in flight each way, with and
 #          without UCX_RNDV_SCHEME=put_zcopy, uncapped (GDR_UCX_CUDA_MAX_SENDS=0)

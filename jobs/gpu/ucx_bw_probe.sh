@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13 on the GPU machine, one call: build; check that every p2p byte is
+# UCX direct bw on device memory against ucx_perftest, one call on the GPU machine: build; check that every p2p byte is
 # verified on device memory (a corrupted message must be counted); then UCX
 # direct bw/bibw (with the copy-d2d ceiling) under several settings, beside
 # ucx_perftest tag_bw at the same sizes, without and with CUDA MPS.
@@ -9,7 +9,7 @@
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}
-work=$(mktemp -d /tmp/issue13.XXXXXX); mkdir -p "$out"
+work=$(mktemp -d /tmp/ucx-bw-probe.XXXXXX); mkdir -p "$out"
 t_start=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t_start )) s] $*"; }
 
@@ -67,7 +67,7 @@ g mps_slots1b -- "${d[@]}" --slots 1
 perftest mps
 echo quit | nvidia-cuda-mps-control; sleep 1
 
-tar -C "$work" -czf "$out/issue13_probe.tgz" .
+tar -C "$work" -czf "$out/ucx_bw_probe.tgz" .
 python3 - "$work" <<'EOF'
 import glob, json, os, re, sys
 w = sys.argv[1]

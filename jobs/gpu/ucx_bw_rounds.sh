@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 13's bw target with statistics (one device call): under CUDA MPS, 2 ranks on GPU 0,
+# The bw target against ucx_perftest with statistics (one device call): under CUDA MPS, 2 ranks on GPU 0,
 # UCX direct bw (gdrbench defaults, 1-64 MiB) and ucx_perftest tag_bw of the same UCX at the
 # same sizes, ROUNDS (6) rounds each, the order alternating (ABBA...), then per size the
 # median of each tool, their ratio, and each tool's spread (max/min over its rounds).
@@ -35,7 +35,7 @@ for ((k = 1; k <= ${ROUNDS:-6}; k++)); do
   if (( k % 2 )); then gdr $k; perf $k; else perf $k; gdr $k; fi
   echo "round $k done"
 done
-tar -C "$w" -czf "$out/issue13_rounds.tgz" .
+tar -C "$w" -czf "$out/ucx_bw_rounds.tgz" .
 python3 - "$w" $sizes <<'EOF'
 import glob, json, os, statistics as st, sys
 w, sizes = sys.argv[1], [int(s) for s in sys.argv[2:]]

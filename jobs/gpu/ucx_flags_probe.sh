@@ -108,8 +108,8 @@ PY
 grep -h "GPUDirect\|warning" "$out/r1_default.txt" "$out/mpi.txt"
 # PROTO_INFO=1: which protocol UCX chose for each tool's tag sends at the first size
 # (UCX_PROTO_INFO=y prints its selection table), so a per-message gap between the two
-# tools on the same UCX can be traced to a different protocol or lane (issue 30: UCX 1.22
-# under MPS at 1 MiB). UCX 1.13 prints no such table with protocols v1.
+# tools on the same UCX can be traced to a different protocol or lane (the gap seen
+# with UCX 1.22 under MPS at 1 MiB). UCX 1.13 prints no such table with protocols v1.
 if [ "${PROTO_INFO:-0}" = 1 ]; then
   (export UCX_PROTO_INFO=y; gdr proto_gdr -b "$lo" -e "$lo" -n 20; ptest proto_pt "$lo")
   for f in proto_gdr proto_pt; do

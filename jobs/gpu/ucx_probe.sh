@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issues 13 and 17 on the GPU machine, one call: UCX direct bw on device
+# Two UCX versions on the GPU machine, one call: UCX direct bw on device
 # memory beside ucx_perftest tag_bw of the same UCX, same job, under several
 # settings, for UCX 1.13.1-cuda (the carried tarball) and UCX 1.22 (PyPI's
 # libucx-cu13 wheel, carried as .device/gpu/libucx_cu13-*.whl), with and

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 17's evidence on the GPU machine, one device call (kind nvidia-h200, ~4-5 min):
+# CUDA-aware MPI over UCX 1.13.1 and 1.22, without and with MPS, on the GPU machine, one device call (kind nvidia-h200, ~4-5 min):
 #   run(command="bash jobs/gpu/ucx_versions_evidence.sh", carry=[".device/gpu"])
 # (.device/gpu from jobs/gpu/make_bundle.sh: the UCX 1.13.1-cuda tarball and the
 # libucx-cu13 1.22 wheel must both be in it.)
@@ -12,7 +12,7 @@
 #    (x16), --case-time 0.3, Open MPI over `--mca pml ucx` with that UCX first on
 #    LD_LIBRARY_PATH (so the mpi rows move device pointers through the same UCX);
 # 4. $OUT/summary.txt: mpi vs ucx, direct vs staged, per size, each run's mpi.cuda_aware
-#    and cuda.mps facts; $OUT/issue17.tgz: every .h5, .jsonl and log.
+#    and cuda.mps facts; $OUT/ucx_versions_evidence.tgz: every .h5, .jsonl and log.
 # Each step is skipped, and said so, once BUDGET_S (290) seconds have passed (each run is
 # capped at 100 s), so the call stays under 6 minutes.
 # DRY_RUN=1 prints the commands instead (any machine). Without a GPU it stops at once.
@@ -22,14 +22,14 @@ out=${OUT:-/tmp/gdr-out}
 dry=${DRY_RUN:-}
 budget=${BUDGET_S:-290}
 mkdir -p "$out"
-work=$(mktemp -d /tmp/issue17.XXXXXX)
+work=$(mktemp -d /tmp/ucx-versions-evidence.XXXXXX)
 t0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - t0 )) s] $*" | tee -a "$work/steps.txt"; }
 over() { [ $(( $(date +%s) - t0 )) -ge "$budget" ]; }
 x() { if [ -n "$dry" ]; then echo "+ $*"; else "$@"; fi; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
-fail() { echo "issue17_evidence: $*" >&2; exit 1; }
+fail() { echo "ucx_versions_evidence: $*" >&2; exit 1; }
 carried=$root/.device/gpu
 ls "$carried"/ucx-*cuda*.tgz >/dev/null 2>&1 || fail "no UCX 1.13 tarball in $carried (jobs/gpu/make_bundle.sh makes the bundle)"
 ls "$carried"/libucx_cu13-*.whl >/dev/null 2>&1 || fail "no libucx_cu13 wheel in $carried (jobs/gpu/make_bundle.sh --wheel FILE)"
@@ -148,5 +148,5 @@ for j in sorted(glob.glob(os.path.join(work, "*.jsonl"))):
     print()
 EOF
 cat "$work/steps.txt" >>"$out/summary.txt"
-tar -C "$work" -czf "$out/issue17.tgz" . 2>/dev/null
+tar -C "$work" -czf "$out/ucx_versions_evidence.tgz" . 2>/dev/null
 cat "$out/summary.txt"

@@ -1,4 +1,4 @@
-"""The parts of a result file that issue 15 added: a pattern case's
+"""The parts of a result file that concurrent patterns added: a pattern case's
 `flows` and the `/links` matrices (results/README.md), read and checked."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-// The physical limit of the path a case used (issue 14): the `%peak`
+// The physical limit of the path a case used: the `%peak`
 // column, `peak_gbps` / `pct_peak` in the files, the doctor's ceilings.
 //
 // Sources, all GB/s = 1e9 B/s of payload after line encoding (TLP/packet

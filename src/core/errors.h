@@ -61,7 +61,7 @@ inline constexpr double kMaxTimeoutSeconds = 365.0 * 24 * 3600;
 // reads it every few hundred spins, and where the clocksource cannot be read
 // from user space (HPET in a qemu guest: 2.8 us a syscall there) the precise
 // clock was 7-14 syscalls per ping-pong round trip, most of gdrbench's gap to
-// ib_write_lat on Soft-RoCE (issue 19). Timing uses the precise clock.
+// ib_write_lat on Soft-RoCE. Timing uses the precise clock.
 struct CoarseClock {
   using duration = std::chrono::nanoseconds;
   using rep = duration::rep;

@@ -13,7 +13,7 @@ std::vector<std::pair<std::string, std::string>> library_facts() {
   MPI_Get_library_version(v, &len);
   return {{"mpi.library", std::string(v, len)},
           {"mpi.cuda_aware", mpi::cuda_awareness_line()},
-          {"cuda.mps", mps_state()}};  // jobs/gpu/with_mps.sh manages it
+          {"cuda.mps", mps_state()}};  // jobs/with_mps.sh manages it
 }
 
 }  // namespace gdr

@@ -1,4 +1,4 @@
-// Whether CUDA MPS serves this node's GPUs (issue 14): several ranks on one
+// Whether CUDA MPS serves this node's GPUs: several ranks on one
 // GPU without MPS time-slice it, and every device operation may wait for a
 // context switch (~150 us on an H200: 8 B device latency 154 us without
 // MPS, 15-18 us with it).

@@ -1,4 +1,4 @@
-// The ceilings a run will be measured against (issue 14), before any run:
+// The ceilings a run will be measured against, before any run:
 // per GPU and per HCA its PCIe link, per RDMA port its rate, per GPU-HCA
 // pair the slowest of the three with the pair's PCIe class; and whether
 // CUDA MPS runs (ranks sharing a GPU without it time-slice the GPU).

@@ -199,7 +199,7 @@ VersionSide probe_versions(const Options& o);
 // "libibverbs.so.1.14.44.0" -> "44.0"
 std::string rdma_core_from_soname(const std::string& file);
 
-// ---- ceilings (assess_ceiling.cpp, issue 14) ------------------------------------
+// ---- ceilings (assess_ceiling.cpp) ------------------------------------------
 struct LinkFacts {
   std::string what;   // "GPU 0000:3b:00.0", "HCA mlx5_0", "mlx5_0 port 1"
   double gbps = 0;    // 0: unknown
@@ -226,7 +226,7 @@ struct Facts {
 };
 Facts gather(const Options& o);
 std::vector<Check> assess(const Facts& f);  // pure
-void assess_ceiling(const Facts& f, std::vector<Check>& out);  // area "ceiling" (issue 14)
+void assess_ceiling(const Facts& f, std::vector<Check>& out);  // area "ceiling"
 
 // Small helpers shared by the checks.
 std::string human_bytes(unsigned long long bytes);

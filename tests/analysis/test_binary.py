@@ -69,7 +69,7 @@ class Binary(TempDirCase):
             self.assertIn(why, r.stderr)
 
     def test_interpreter_override(self):
-        # A path that is not an executable is bad input, as a bad option is (issue 16).
+        # A path that is not an executable is bad input, as a bad option is: one clear line, exit 2.
         r = self.run_bin("compare", self.a, self.a, env={"GDR_PYTHON": "/nonexistent/python3"})
         self.assertEqual(r.returncode, 2)
         self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)

@@ -47,7 +47,7 @@ class CompareRealRuns(TempDirCase):
         print(f"\n  same configuration twice: {n - same}/{n} cases not 'same' "
               f"(run-to-run noise sd {doc['run_noise_sd_pct']:.1f}%)", file=sys.stderr)
         # How many cases two real runs agree on depends on what else loads the
-        # machine meanwhile (28/64 differed once on a busy CI host, issue 16):
+        # machine meanwhile (28/64 differed once on a busy CI host):
         # printed, not asserted. What compare promises under such load is
         # asserted with load of a known size (test_calm_under_synthetic_load)
         # and measured over more runs in test_false_positive_rate.

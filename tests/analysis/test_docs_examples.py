@@ -1,5 +1,5 @@
 """results/README.md's code examples run as written against real files, and
-the analysis reads schema version 1 and 2 files alike (issue 13).
+the analysis reads schema version 1 and 2 files alike.
 
 The Python example is run on a 3-rank file whose first case is point to
 point (ranks outside the pair store NaN: `times.max(axis=0)` would give NaN

@@ -116,3 +116,20 @@ class Archive(TempDirCase):
             untrusted = any(load_run(p).status != "complete" or any((c.get("wrong") or 0) > 0
                                                                    for c in load_run(p).cases) for p in files)
             self.assertEqual(r.returncode, 4 if untrusted else 0, r.stderr)
+
+    def test_old_names_are_aliases(self):
+        """Every old name in aliases.tsv names a file that is here under its new name, and the
+        README's table gives both (an old link resolves through either)."""
+        with open(os.path.join(ARCHIVE, "README.md")) as f:
+            readme = f.read()
+        with open(os.path.join(ARCHIVE, "aliases.tsv")) as f:
+            rows = [line.rstrip("\n").split("\t") for line in f if not line.startswith("#")]
+        self.assertEqual(rows[0], ["old", "new"])
+        self.assertTrue(rows[1:])
+        for row in rows[1:]:
+            self.assertEqual(len(row), 2, row)
+            old, new = row
+            self.assertTrue(os.path.isfile(os.path.join(ARCHIVE, new)), f"{old}: {new} is not in the archive")
+            self.assertFalse(os.path.exists(os.path.join(ARCHIVE, old)), f"{old}: still here under its old name")
+            self.assertIn(f"| `{old}` | `{new}` |", readme)
+        self.assertEqual(len({r[0] for r in rows[1:]}), len(rows) - 1, "an old name twice")

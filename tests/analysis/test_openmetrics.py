@@ -124,7 +124,7 @@ class ArchivedGpuRun(TempDirCase):
     %peak and direct/staged, and promtool accepts it."""
 
     def test_peak_and_direct_over_staged(self):
-        path = os.path.join(REPO, "results/archive/20261201T075334_vm_2r_h200-issue14-mps.h5")
+        path = os.path.join(REPO, "results/archive/20261201T075334_vm_2r_h200-path-mps.h5")
         text = openmetrics.render(load_run(path))
         m = samples(text)
         self.assertTrue(any(l["transport"] == "ucx" and l["reference"] == "0" for l, _ in m["gdrbench_peak_percent"]))

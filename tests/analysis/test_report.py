@@ -71,7 +71,7 @@ class Report(TempDirCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         html = read(out)
         imgs = images(html)
-        links = {n for n in imgs if n.startswith("fig-links-")}  # issue 15: the /links heat maps
+        links = {n for n in imgs if n.startswith("fig-links-")}  # the /links heat maps
         self.assertEqual(set(imgs) - links, {"fig-busbw", "fig-latency", "fig-heatmap-allreduce", "fig-heatmap-bw"})
         self.assertTrue(any(n.startswith("fig-links-bw_") for n in links), sorted(imgs))
         for name, png in imgs.items():

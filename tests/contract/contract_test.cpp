@@ -1,4 +1,4 @@
-// One contract, every transport (issue 18; Gloo runs every test over every
+// One contract, every transport (as Gloo runs every test over every
 // transport): each registered transport that is usable here, direct and
 // staged (through the real staging wrapper over host memory), is driven
 // through what transports/transport.h promises:

@@ -115,6 +115,24 @@ def shell_commands(block):
 TOP = set(os.listdir(REPO)) - {".git", "build", "build-asan"}
 
 
+def archive_aliases():
+    """{old name: new name} of results/archive/aliases.tsv: files renamed for what they measured."""
+    out = {}
+    for line in read("results/archive/aliases.tsv").split("\n"):
+        parts = line.split("\t")
+        if len(parts) == 2 and not line.startswith("#") and parts != ["old", "new"]:
+            out[parts[0]] = parts[1]
+    return out
+
+
+def resolve_archive(path):
+    """A path under results/archive/ with an old name given as its new one; any other path as is."""
+    head, _, name = path.rpartition("/")
+    if head == "results/archive":
+        return f"{head}/{archive_aliases().get(name, name)}"
+    return path
+
+
 def repo_path_candidates(text):
     """Tokens that name a path in the tree: they start at one of its top folders or files."""
     for tok in re.split(r"[\s,;()\"']+", text):
@@ -128,3 +146,75 @@ def repo_path_candidates(text):
             continue  # a placeholder: results/archive/FILE, RUN.h5
         if tok.split("/")[0] in TOP and "#" not in tok:
             yield tok
+
+
+# Folders whose code comments the comment-path check reads, and the top folders a path in a
+# comment must start with to be checked (a bare `file.h` or `../x` is not a repository path).
+COMMENT_DIRS = ("src/", "transports/", "collectives/", "jobs/", "results/", "tests/")
+PATH_ROOTS = ("src/", "jobs/", "docs/", "results/", "tests/", "transports/", "collectives/", "cmake/")
+C_LIKE = (".cpp", ".h", ".hpp", ".cc", ".c", ".cu")
+HASH_LIKE = (".py", ".sh", ".cmake", "CMakeLists.txt")
+
+
+def _outside_quotes(code):
+    """True when `code` (a line's text before a comment mark) has no open string."""
+    return code.count('"') % 2 == 0 and code.count("'") % 2 == 0
+
+
+def code_comments(rel):
+    """(line, text) of each comment of a tracked source file (comments_of_text)."""
+    try:
+        return comments_of_text(read(rel), rel.endswith(C_LIKE))
+    except UnicodeDecodeError:
+        return []
+
+
+def comments_of_text(text, c_like):
+    """(line, text) of each comment: `//` (and `/* */` lines) in C and C++, `#` in Python,
+    shell and CMake (not a shebang; a trailing one only after whitespace and outside a string)."""
+    lines = text.split("\n")
+    out, in_block = [], False
+    for n, line in enumerate(lines, 1):
+        if c_like:
+            if in_block:
+                out.append((n, line.split("*/")[0]))
+                in_block = "*/" not in line
+                continue
+            m = re.search(r"(^|\s|;|\{|\})//(.*)$", line)
+            if m and _outside_quotes(line[:m.start(2)]):
+                out.append((n, m.group(2)))
+            elif "/*" in line and _outside_quotes(line[:line.index("/*")]):
+                out.append((n, line[line.index("/*") + 2:].split("*/")[0]))
+                in_block = "*/" not in line[line.index("/*"):]
+        else:
+            if n == 1 and line.startswith("#!"):
+                continue
+            m = re.search(r"(^|\s)#(.*)$", line)
+            if m and _outside_quotes(line[:m.start(2)]):
+                out.append((n, m.group(2)))
+    return out
+
+
+# A token is taken for a path when it names a file by a known extension, ends in `/`, or has
+# two folders or more: `src/dst` (a pair's ends) and `cmake/fmt` (inside a bundle) are words.
+PATH_LIKE = re.compile(r"(\.(cpp|h|hpp|cc|c|cu|py|sh|md|txt|json|jsonl|h5|tgz|gz|cmake|in|yaml|yml|toml|cfg|"
+                       r"xml|html|csv|supp|modulefile)$)|/$|^[^/]+/[^/]+/")
+
+
+def comment_paths(comments):
+    """(line, path) of each repository path the comments name: a token that starts with one of
+    PATH_ROOTS and looks like a path (PATH_LIKE); globs, placeholders and `...` are left out,
+    as in the docs."""
+    for n, text in comments:
+        for p in repo_path_candidates(text):
+            p = p.rstrip(",;)")
+            if p.startswith(PATH_ROOTS) and PATH_LIKE.search(p):
+                yield n, p
+
+
+def commented_sources():
+    """Tracked source files under COMMENT_DIRS whose comments the check reads."""
+    out = subprocess.run(["git", "ls-files", *COMMENT_DIRS], cwd=REPO, text=True, stdout=subprocess.PIPE,
+                         check=True).stdout
+    return [p for p in out.split() if p.endswith(C_LIKE + HASH_LIKE)
+            and not p.startswith(("results/archive/", "tests/fuzz/corpus/", "tests/doctor/data/"))]

@@ -1,5 +1,5 @@
 // libFuzzer target: the parsers of every environment variable gdrbench reads
-// (src/options/env_vars.h, issue 16). The first byte picks the variable, the rest is
+// (src/options/env_vars.h: bad input is one clear line). The first byte picks the variable, the rest is
 // its value. Property: env_value_problem returns "" (a good value) or one
 // line that names the variable and holds no control character (the value
 // may hold anything; the line reaches a terminal).

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# jobs/gpu/make_bundle.sh (issue 17) makes a bundle that builds: every piece and
+# jobs/gpu/make_bundle.sh makes a bundle that builds: every piece and
 # MANIFEST line is there, fmt's CMake config gives a header-only fmt::fmt, and a
 # program using fmt and hwloc from the bundle alone compiles,
 # links the bundle's libhwloc.so.15 and runs. About 15 s on the 2-core machine.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""jobs/with_mps.sh (issue 17): start, check, stop, refuse; and gdrbench's `cuda.mps` fact.
+"""jobs/with_mps.sh: start, check, stop, refuse; and gdrbench's `cuda.mps` fact.
 
 There is no GPU here, so the MPS daemon is the stand-in in mps_standin/ (a real
 process named nvidia-cuda-mps-control with a real control socket); the helper,

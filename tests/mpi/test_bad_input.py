@@ -54,7 +54,7 @@ CASES = [
     (["-e", "64G", "-f", "1024"], "MemAvailable"),
     # The sweep stops below --maxbytes (512 GiB with -f 2): both are named.
     (["-e", "1000G"], "(512.0 GiB) under --maxbytes 1000G needs"),
-    # Issue 16: output collisions, every size skipped.
+    # Output collisions, every size skipped.
     (["--output", "same.h5", "--json", "same.h5"], "name the same file"),
     (["--output", "sub/../same2.h5", "--json", "./same2.h5"], "name the same file"),
     (["--output", "/dev/full", "--force"], "--output /dev/full"),
@@ -62,7 +62,7 @@ CASES = [
     (["-b", "1", "-e", "1", "-d", "half"], "no case to run"),
 ]
 
-# Issue 16: every environment variable gdrbench reads, as strictly as a flag:
+# Every environment variable gdrbench reads, as strictly as a flag:
 # (variable, bad value, text the one line must contain).
 ENV_CASES = [
     ("GDR_STAGE_CHUNK", "abc", "GDR_STAGE_CHUNK='abc'"),

@@ -1,4 +1,4 @@
-"""Ctrl-C under the launcher's default settings (issue 16).
+"""Ctrl-C under the launcher's default settings.
 
 A terminal's Ctrl-C sends SIGINT to mpirun's process group; Open MPI 4.1
 starts every rank in a process group of its own, so only mpirun gets it.

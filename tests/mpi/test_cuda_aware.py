@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The mpi transport's CUDA-awareness probe on this machine's Open MPI (issue 17).
+"""The mpi transport's CUDA-awareness probe on this machine's Open MPI.
 
 Debian's Open MPI is built without CUDA, so:
 - `gdrbench list` says in one line that mpi is "not CUDA-aware" and why;

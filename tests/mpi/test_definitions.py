@@ -1,4 +1,4 @@
-"""The numbers mean what the docs say, in every place they appear (issue 13):
+"""The numbers mean what the docs say, in every place they appear:
 one real run at 3 ranks (allreduce, latency, bw, bibw; ring pairs) read back
 from the table, the JSON Lines and the HDF5 file, and one at 1 rank.
 

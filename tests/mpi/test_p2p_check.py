@@ -1,4 +1,4 @@
-"""Every point-to-point byte is checked (issue 13): under a real mpirun over
+"""Every point-to-point byte is checked: under a real mpirun over
 a real transport, a clean run counts no wrong byte; GDR_SELFTEST_CORRUPT
 flips one received byte per case in its first checked batch and every row
 must count exactly that byte (table, JSON, HDF5) and exit 4, under the default

@@ -1,4 +1,4 @@
-"""Issue 14 on host memory under a real mpirun: every row says what moved its
+"""The path taken, on host memory under a real mpirun: every row says what moved its
 bytes (from the library: UCX's own endpoint report, the MPI's request) and
 its ceiling or why there is none, in the table, JSON Lines and HDF5; the
 verdict closes the table and is in the file.

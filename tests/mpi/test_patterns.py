@@ -1,4 +1,4 @@
-"""Concurrent patterns (issue 15) under a real mpirun: every step of every
+"""Concurrent patterns under a real mpirun: every step of every
 pattern is a case whose flows are stored; exactly the ranks that time in a
 step have times; every byte is checked (clean: 0 wrong; GDR_SELFTEST_CORRUPT:
 one wrong byte per case, exit 1); the /links matrices cover every ordered

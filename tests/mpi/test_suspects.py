@@ -1,4 +1,4 @@
-"""`gdrbench suspects` on real runs (issue 15): 4 ranks on this machine,
+"""`gdrbench suspects` on real runs: 4 ranks on this machine,
 host memory, the rounds and incast patterns. Without a fault: no suspect
 (exit 0). With rank SLOW made slow for real (slow_rank.sh: a cgroup CPU
 quota, or a busy loop on its core): exit 1, rank SLOW named, and nothing
@@ -39,7 +39,7 @@ def bench(np_, h5, slow=None):
         for k, v in extra.items():
             full += ["-x", f"{k}={v}"]
         # The CPU-quota run's retests are off: ~15 s more under a throttled rank, and not a clean slow end
-        # (docs/fleet-scale.md); the healthy run keeps them, retest_() below tests them.
+        # (results/archive/20261205_fleet-scale-measurement-log.txt); the healthy run keeps them, retest_() below tests them.
         retest = ["--retest", "off"] if slow is not None else ["--retest", "auto"]
         full += [os.path.join(HERE, "slow_rank.sh"), GDRBENCH] + RUN_ARGS + retest + ["--output", h5]
         e = env()

@@ -11,7 +11,7 @@ and the transport's facts (device, registration) were stored. With
 --expect-failure the file must instead say `failed` with an error matching
 REGEX (the cases it kept are still checked). --path: every case of the
 transport records a path_taken matching REGEX; --peak: and a peak_gbps of
-GBPS (within 0.1 %) with a pct_peak that follows from busbw (issue 14).
+GBPS (within 0.1 %) with a pct_peak that follows from busbw.
 """
 import argparse
 import math

@@ -1,5 +1,5 @@
 #!/bin/bash
-# One ctest case of issue 15: two Soft-RoCE guests, 2 ranks each, a run
+# One ctest case of finding the slow node or link: two Soft-RoCE guests, 2 ranks each, a run
 # (softroce_test.sh: the run, then its HDF5 file checked on the host), then
 # `gdrbench suspects` on that file checked by check_suspects.py.
 #

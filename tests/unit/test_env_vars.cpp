@@ -52,8 +52,8 @@ TEST(EnvVars, TableNamesAreUnique) {
 }
 
 // One parser and one bound per setting: a flag and its environment twin take
-// and refuse the same values (before issue 32, --stage-chunk 1 was taken and
-// GDR_STAGE_CHUNK=1 refused).
+// and refuse the same values (when each had its own parser, --stage-chunk 1
+// was taken and GDR_STAGE_CHUNK=1 refused).
 TEST(EnvVars, FlagAndTwinAgree) {
   const char* probes[] = {"0", "1", "2", "8", "9", "255", "256", "4095", "4K", "1G", "2G", "-1", "x", "imm",
                           "poll", "mlx5_0", "mlx5_0:1", "mlx5_0:0", ""};

@@ -1,4 +1,4 @@
-// Issue 14: ceilings from a fabricated sysfs tree, UCX's path read from the
+// Which path a row took and its ceiling: ceilings from a fabricated sysfs tree, UCX's path read from the
 // text ucp_ep_print_info prints, MPS detection, the verdict.
 #include <gtest/gtest.h>
 #include <sys/socket.h>

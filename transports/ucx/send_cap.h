@@ -1,5 +1,5 @@
 // A per-peer cap on device-memory sends in flight, a tuning measured on an
-// H200 (2 ranks on one GPU, UCX 1.13 over cuda_ipc, issue 13): under CUDA
+// H200 (2 ranks on one GPU, UCX 1.13 over cuda_ipc): under CUDA
 // MPS, 64 rendezvous sends each way at 1 MiB made bibw fall below bw (71-107
 // against 100-129 GB/s, three runs); 8, 16 or 32 in flight gave 155-181.
 // Without MPS fewer in flight starve the time-sliced GPU (cap 8: bibw 52

@@ -34,7 +34,7 @@ VerbsTransport::VerbsTransport(Bootstrap& boot, const VerbsOptions& o) : boot_(b
   // Ack timeout, 4.096 us * 2^qp_timeout_ a try: 67 ms (14, perftest's) on
   // an HCA. A software device acks from kernel threads on CPUs it shares
   // with everything else: under load rxe under emulation went 7 tries of
-  // 67 ms without an ack and failed a healthy peer (issue 19), where
+  // 67 ms without an ack and failed a healthy peer, where
   // perftest, with retry_cnt 7 (forever on rxe), just waits. 16 (268 ms a
   // try, ~2 s before a dead peer is reported) survives a 1.5 s stall and
   // still reports a dead peer before mpirun's 5 s keepalive in the
