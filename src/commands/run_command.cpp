@@ -242,7 +242,7 @@ int run_command(const RunArgs& args, int argc, char** argv) {
   }
   const double t_init = now_seconds();
   Bootstrap boot(&argc, &argv, opt.timeout);
-  const double bootstrap_s = now_seconds() - t_init;  // MPI_Init, ranks, hosts (issue 15's cost of scale)
+  const double bootstrap_s = now_seconds() - t_init;  // MPI_Init, ranks, hosts: what start-up costs at scale
   install_signal_handlers();
   // Start-up waits (the doctor's gather, the checks' allreduces) keep
   // --timeout like every other; a failure there ends the job in one line per

@@ -74,7 +74,7 @@ const std::vector<CaseField> kFields = {
     {"algbw_gbps", kBoth, [](R r) { return FieldValue{r.algbw_gbps}; }},
     {"busbw_gbps", kBoth, [](R r) { return FieldValue{r.busbw_gbps}; }},
     {"wrong", kBoth, [](R r) { return i64(static_cast<std::int64_t>(r.wrong)); }},
-    // Issue 14: what moved the bytes and the ceiling of that path; without a
+    // The path: what moved the bytes and the ceiling of that path; without a
     // known ceiling peak_source says why.
     {"path_taken", kBoth, [](R r) { return str(r.path_taken); }},
     {"via_host", kBoth, [](R r) { return FieldValue{r.via_host}; }},

@@ -20,7 +20,7 @@ struct CaseRecord {
   std::uint64_t checked_iters = 0;  // iterations verified, the most of any rank
   Summary slowest;            // over iterations of the slowest rank's time, seconds
   double algbw_gbps = 0, busbw_gbps = 0;
-  // Issue 14 (src/verdicts/path_record.h): what moved the bytes, and how close the
+  // The path record (src/verdicts/path_record.h): what moved the bytes, and how close the
   // row came to the limit of that path.
   std::string path_taken;   // "" when the transport cannot tell
   bool via_host = false;    // a device-memory row whose bytes went through host memory

@@ -1,4 +1,4 @@
-// The link matrix (issue 15): for every p2p test, transport, memory kind,
+// The link matrix, to find the slow link: for every p2p test, transport, memory kind,
 // path and pattern that measures one link per rank at a time (`pair`, one
 // pair at a time; `rounds`, every rank in one pair per step), the median
 // time of each link sender -> receiver per message size, one cell per link measured.

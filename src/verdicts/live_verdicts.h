@@ -1,4 +1,4 @@
-// Live verdicts (issue 34, item 2): while a run goes, rank 0 judges each
+// Live verdicts, so a slow link is named before the run ends: while a run goes, rank 0 judges each
 // host link (host A's ranks sending to host B's) of the link patterns
 // (`pair`, `rounds`, `host-rounds`) after every case (at fleet scale every
 // kJudgeEveryS seconds), by the rule `gdrbench suspects` applies to the file

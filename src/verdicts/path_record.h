@@ -1,4 +1,4 @@
-// Per case: the path its bytes took and its ceiling (issue 14), gathered from
+// Per case: the path its bytes took and its ceiling (is it GPUDirect, and how close to the hardware), gathered from
 // every rank of the case to rank 0 and written into the CaseRecord.
 #pragma once
 

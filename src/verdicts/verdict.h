@@ -1,4 +1,4 @@
-// The verdict at the end of a run (issue 14): a few lines a person reads
+// The verdict at the end of a run: a few lines a person reads
 // first, as nccl-tests' "Avg bus bandwidth". Built on rank 0 from the rows.
 #pragma once
 
