@@ -6,12 +6,19 @@
 # Needs root (unshare --uts).
 # GDR_FAKE_NICS=n0,n1,...: rank r is bound to NIC n<r> (UCX_NET_DEVICES), as a
 # rail-aligned launch binds each rank to its GPU's NIC.
+# GDR_FAKE_NICS_BY=hca: the same NIC given as verbs' flag instead (--hca n<r>:1 appended
+# to the command), as a launch that binds the verbs transport per rank does.
 # GDR_FAKE_CPUS=c0,c1,...: rank r is bound to CPU c<r> (taskset), as a launch binds
 # each rank near its GPU and NIC.
 r=${OMPI_COMM_WORLD_RANK:?not under Open MPI}
 if [ -n "${GDR_FAKE_NICS:-}" ]; then
-  UCX_NET_DEVICES=$(echo "$GDR_FAKE_NICS" | cut -d, -f$((r + 1))):1
-  export UCX_NET_DEVICES
+  nic=$(echo "$GDR_FAKE_NICS" | cut -d, -f$((r + 1)))
+  if [ "${GDR_FAKE_NICS_BY:-}" = hca ]; then
+    set -- "$@" --hca "$nic:1"
+  else
+    UCX_NET_DEVICES=$nic:1
+    export UCX_NET_DEVICES
+  fi
 fi
 bind=""
 if [ -n "${GDR_FAKE_CPUS:-}" ]; then

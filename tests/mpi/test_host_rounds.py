@@ -29,9 +29,11 @@ ARGS = ["run", "-t", "bw", "-T", "mpi", "-m", "host", "-b", "4K", "-e", "16K", "
         "--pattern", "host-rounds", "--timeout", "60"]
 
 
-def launch(np_, args, per=2, fake=True, nics="", cpus="", topology=""):
+def launch(np_, args, per=2, fake=True, nics="", cpus="", topology="", nics_by="", extra_env=()):
     cmd = ["mpirun", "-q", "--oversubscribe", "-np", str(np_), "-x", f"GDR_FAKE_PER={per}", "-x", f"GDR_FAKE_NICS={nics}",
-           "-x", f"GDR_FAKE_CPUS={cpus}"]
+           "-x", f"GDR_FAKE_CPUS={cpus}", "-x", f"GDR_FAKE_NICS_BY={nics_by}"]
+    for kv in extra_env:
+        cmd += ["-x", kv]
     if topology:  # hwloc reads this machine as the XML says, its bindings for real
         cmd += ["--bind-to", "none", "-x", f"HWLOC_XMLFILE={topology}", "-x", "HWLOC_THISSYSTEM=1"]
     cmd += [os.path.join(HERE, "fake_host.sh")] if fake else []
@@ -158,6 +160,18 @@ def run():
           "rails fact")
     s = subprocess.run([GDRBENCH, "suspects", h5n, "--json"], capture_output=True, text=True, timeout=120)
     check(json.loads(s.stdout)["schedule_problems"] == [], f"suspects on NIC rails: {s.stdout[-800:]}")
+    # The same NICs given as verbs' --hca flag, over a GDR_VERBS_HCA that names one NIC for every
+    # rank: the flag wins, so the rails are the flag's (a NIC bound by flag was once never seen).
+    h5h = os.path.join(d, "hr-hca.h5")
+    has_hca = "--hca" in subprocess.run([GDRBENCH, "run", "--help"], capture_output=True, text=True).stdout
+    p, _ = launch(6, ARGS + ["-n", "3", "-e", "4K", "--output", h5h], nics="nicA,nicB,nicB,nicA,nicA,nicB",
+                  nics_by="hca", extra_env=["GDR_VERBS_HCA=nicZ:1"])
+    check(p.returncode == 0 or not has_hca, f"--hca rails: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    if has_hca:
+        check("rails by NIC (verbs --hca: nicA,nicB)" in p.stdout, f"no --hca rails in the plan:\n{p.stdout[:2000]}")
+        check_file(h5h, nsizes=1, max_rounds=0, rails="0,1,1,0,0,1")
+    else:
+        print("note: --hca rails not tried: this build has no verbs transport")
     # Rails from the topology where no variable binds a rank to a NIC: each rank bound to one CPU
     # (taskset), hwloc reading a machine of two packages with an RDMA NIC each (nicA by CPU 0,
     # nicB by CPU 1); host fh1's ranks on the CPUs the other way round.
