@@ -96,16 +96,11 @@ std::string analysis_package_dir(const std::string& named) {
   return {};
 }
 
-int run_analysis(const std::string& subcommand, const std::vector<std::string>& args) {
-  AnalysisSettings env;
-  try {
-    env = resolve_settings({}, std::getenv, "analysis").get<AnalysisSettings>();
-  } catch (const UsageError& e) {
-    fmt::print(stderr, "gdrbench {}: {}\n", subcommand, e.what());
-    return kExitUsage;
-  }
-  const std::string& python = env.python;
-  std::string dir = analysis_package_dir(env.dir);
+namespace {
+
+// The folder that holds the analysis package, into `dir`; else its line printed and the exit status.
+int find_package(const std::string& subcommand, const AnalysisSettings& env, std::string& dir) {
+  dir = analysis_package_dir(env.dir);
   if (!env.dir.empty() && dir.empty()) {
     fmt::print(stderr, "gdrbench {}: environment GDR_ANALYSIS_DIR={}: holds no gdranalysis/__main__.py "
                "(want the folder that holds gdranalysis/, such as results/ or PREFIX/share/gdrbench)\n",
@@ -120,6 +115,53 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
                subcommand, executable_dir().string(), executable_dir().string());
     return 3;
   }
+  return 0;
+}
+
+// In the child: its signals back, the package on PYTHONPATH, the status pipe inherited; never returns.
+[[noreturn]] void exec_analysis(std::vector<char*>& argv, const std::string& pythonpath, int report_fd,
+                                const struct sigaction& old_int, const struct sigaction& old_quit,
+                                const std::string& subcommand, const std::string& python) {
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  setenv("PYTHONPATH", pythonpath.c_str(), 1);
+  int fd = dup(report_fd);  // without O_CLOEXEC: the analysis inherits it
+  setenv("GDR_ANALYSIS_STATUS_FD", std::to_string(fd).c_str(), 1);
+  // validate launches this very binary on every host
+  std::error_code ec;
+  if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) setenv("GDR_GDRBENCH", exe.c_str(), 1);
+  execvp(argv[0], argv.data());
+  fmt::print(stderr, "gdrbench {}: cannot run {}: {} (set GDR_PYTHON to a python3 with h5py, "
+             "numpy, scipy and matplotlib)\n", subcommand, python, std::strerror(errno));
+  _exit(127);
+}
+
+// The child's exit status as a shell gives it (128 + signal), 127 when it cannot be known.
+int wait_status(pid_t pid) {
+  int status = 0;
+  pid_t w;
+  do {
+    w = waitpid(pid, &status, 0);
+  } while (w < 0 && errno == EINTR);
+  if (w < 0) return 127;
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 127;
+}
+
+}  // namespace
+
+int run_analysis(const std::string& subcommand, const std::vector<std::string>& args) {
+  AnalysisSettings env;
+  try {
+    env = resolve_settings({}, std::getenv, "analysis").get<AnalysisSettings>();
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "gdrbench {}: {}\n", subcommand, e.what());
+    return kExitUsage;
+  }
+  const std::string& python = env.python;
+  std::string dir;
+  if (int code = find_package(subcommand, env, dir)) return code;
   std::string pythonpath = dir;
   if (const char* old = std::getenv("PYTHONPATH"); old && *old) pythonpath += std::string(":") + old;
 
@@ -146,39 +188,10 @@ int run_analysis(const std::string& subcommand, const std::vector<std::string>& 
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
   pid_t pid = fork();
-  if (pid == 0) {
-    sigaction(SIGINT, &old_int, nullptr);
-    sigaction(SIGQUIT, &old_quit, nullptr);
-    setenv("PYTHONPATH", pythonpath.c_str(), 1);
-    int fd = dup(report[1]);  // without O_CLOEXEC: the analysis inherits it
-    setenv("GDR_ANALYSIS_STATUS_FD", std::to_string(fd).c_str(), 1);
-    // validate launches this very binary on every host
-    std::error_code ec;
-    if (fs::path exe = fs::read_symlink("/proc/self/exe", ec); !ec) setenv("GDR_GDRBENCH", exe.c_str(), 1);
-    execvp(argv[0], argv.data());
-    fmt::print(stderr, "gdrbench {}: cannot run {}: {} (set GDR_PYTHON to a python3 with h5py, "
-               "numpy, scipy and matplotlib)\n", subcommand, python, std::strerror(errno));
-    _exit(127);
-  }
-  int status = 0;
-  int rc;
-  if (pid < 0) {
-    fmt::print(stderr, "gdrbench {}: fork failed: {}\n", subcommand, std::strerror(errno));
-    rc = 127;
-  } else {
-    pid_t w;
-    do {
-      w = waitpid(pid, &status, 0);
-    } while (w < 0 && errno == EINTR);
-    if (w < 0)
-      rc = 127;
-    else if (WIFEXITED(status))
-      rc = WEXITSTATUS(status);
-    else if (WIFSIGNALED(status))
-      rc = 128 + WTERMSIG(status);
-    else
-      rc = 127;
-  }
+  if (pid == 0) exec_analysis(argv, pythonpath, report[1], old_int, old_quit, subcommand, python);
+  int rc = 127;
+  if (pid < 0) fmt::print(stderr, "gdrbench {}: fork failed: {}\n", subcommand, std::strerror(errno));
+  else rc = wait_status(pid);
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
   close(report[1]);

@@ -348,6 +348,58 @@ int run_started(Bootstrap& boot, const RunOptions& opt, int argc, char** argv, d
   return run_sweep_to_end(boot, opt, plan, output, sinks, meta);
 }
 
+// An interrupt (^C, the launcher's signal, a peer's notice) during the sweep: rank 0 closes the
+// file as `interrupted` and says where it is; the others tell rank 0 and go. Never returns.
+[[noreturn]] void end_interrupted(Bootstrap& boot, const InterruptedError& e, const std::string& output,
+                                  std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta) {
+  const int sig = e.signal ? e.signal : interrupt_signal();
+  if (boot.rank() != 0) {  // rank 0 holds the file: tell it, and stay while it closes it
+    // The launcher stops every rank at once: rank 0's line says it for all.
+    if (!interrupted_by_launcher()) fmt::print(stderr, "gdrbench: {}: {}\n", boot.me(), e.what());
+    std::fflush(nullptr);
+    boot.notify_interrupt(sig, e.what());
+    std::_Exit(128 + sig);
+  }
+  finish(sinks, meta, "interrupted", e.what());
+  fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
+  std::fflush(nullptr);
+  std::_Exit(128 + sig);
+}
+
+// A failure during the sweep. Other ranks may be blocked in a wait: record (rank 0 holds the
+// file; others tell it), then end the whole job. Running out of memory is the user's size
+// being too large for this machine: bad input, exit 2. Never returns.
+[[noreturn]] void end_failed(Bootstrap& boot, const std::exception& e, const std::string& output,
+                             std::vector<std::unique_ptr<ResultSink>>& sinks, RunMetadata& meta) {
+  std::string what = e.what();
+  int code = kExitRuntime;
+  if (dynamic_cast<const std::bad_alloc*>(&e)) {
+    what = fmt::format("{}: out of host memory (std::bad_alloc) while {}", boot.me(), activity());
+    code = kExitUsage;
+  } else if (dynamic_cast<const OutOfMemoryError*>(&e)) {
+    if (what.rfind("rank ", 0) != 0) what = fmt::format("{}: {}", boot.me(), what);
+    what += fmt::format(" while {}", activity());
+    code = kExitUsage;
+  }
+  // Ctrl-C stops every rank at once, and a peer's connection reset can
+  // reach this rank just before the launcher's signal or the peer's own
+  // notice does: rank 0 gives them a moment before calling the run failed.
+  if (boot.rank() == 0 && code == kExitRuntime) {
+    if (std::optional<InterruptedError> late = interrupt_after_failure(boot)) {
+      finish(sinks, meta, "interrupted", late->what());
+      fmt::print(stderr, "gdrbench: {}: {} (then: {}); results so far kept in {}\n", boot.me(), late->what(),
+                 what, shell_quote(output));
+      std::fflush(nullptr);
+      std::_Exit(128 + (late->signal ? late->signal : SIGTERM));
+    }
+  }
+  finish(sinks, meta, "failed", what);
+  boot.notify_failure(what);
+  boot.abort(fmt::format("{}{}", what,
+                         boot.rank() == 0 ? fmt::format("; results so far kept in {}", shell_quote(output)) : ""),
+             code);
+}
+
 // The sweep, and how the run ends: the files closed as `complete`, `failed` or `interrupted`,
 // and the exit status.
 int run_sweep_to_end(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan, const std::string& output,
@@ -361,49 +413,9 @@ int run_sweep_to_end(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan
     if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", e.what());
     return kExitUsage;
   } catch (const InterruptedError& e) {
-    const int sig = e.signal ? e.signal : interrupt_signal();
-    if (boot.rank() != 0) {  // rank 0 holds the file: tell it, and stay while it closes it
-      // The launcher stops every rank at once: rank 0's line says it for all.
-      if (!interrupted_by_launcher()) fmt::print(stderr, "gdrbench: {}: {}\n", boot.me(), e.what());
-      std::fflush(nullptr);
-      boot.notify_interrupt(sig, e.what());
-      std::_Exit(128 + sig);
-    }
-    finish(sinks, meta, "interrupted", e.what());
-    fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
-    std::fflush(nullptr);
-    std::_Exit(128 + sig);
+    end_interrupted(boot, e, output, sinks, meta);
   } catch (const std::exception& e) {
-    // Other ranks may be blocked in a wait: record (rank 0 holds the file;
-    // others tell it), then end the whole job. Running out of memory is the
-    // user's size being too large for this machine: bad input, exit 2.
-    std::string what = e.what();
-    int code = kExitRuntime;
-    if (dynamic_cast<const std::bad_alloc*>(&e)) {
-      what = fmt::format("{}: out of host memory (std::bad_alloc) while {}", boot.me(), activity());
-      code = kExitUsage;
-    } else if (dynamic_cast<const OutOfMemoryError*>(&e)) {
-      if (what.rfind("rank ", 0) != 0) what = fmt::format("{}: {}", boot.me(), what);
-      what += fmt::format(" while {}", activity());
-      code = kExitUsage;
-    }
-    // Ctrl-C stops every rank at once, and a peer's connection reset can
-    // reach this rank just before the launcher's signal or the peer's own
-    // notice does: rank 0 gives them a moment before calling the run failed.
-    if (boot.rank() == 0 && code == kExitRuntime) {
-      if (std::optional<InterruptedError> late = interrupt_after_failure(boot)) {
-        finish(sinks, meta, "interrupted", late->what());
-        fmt::print(stderr, "gdrbench: {}: {} (then: {}); results so far kept in {}\n", boot.me(), late->what(),
-                   what, shell_quote(output));
-        std::fflush(nullptr);
-        std::_Exit(128 + (late->signal ? late->signal : SIGTERM));
-      }
-    }
-    finish(sinks, meta, "failed", what);
-    boot.notify_failure(what);
-    boot.abort(fmt::format("{}{}", what,
-                           boot.rank() == 0 ? fmt::format("; results so far kept in {}", shell_quote(output)) : ""),
-               code);
+    end_failed(boot, e, output, sinks, meta);
   }
   // Every case skipped as it came (a defaulted transport not usable here):
   // nothing was measured, which is not a success.

@@ -174,8 +174,10 @@ int whole_number(const std::string& text, const char* option, int lo, const char
 
 }  // namespace
 
-RunOptions validate(const RunArgs& a) {
-  RunOptions o;
+namespace {
+
+// -t, -T, -m, --path: what runs, and on what.
+void validate_lanes(const RunArgs& a, RunOptions& o) {
   o.tests = checked_names(a.tests, "--test", names_of_tests());
   std::vector<std::string> known_transports;
   for (auto& t : transport_registry()) known_transports.push_back(t.name);
@@ -188,6 +190,10 @@ RunOptions validate(const RunArgs& a) {
       throw UsageError(fmt::format("-T {}: not usable here: {}", t, why));
   o.mems = parse_list<MemKind>(a.mems, "--mem", parse_mem);
   o.paths = parse_list<Path>(a.paths, "--path", parse_path);
+}
+
+// Sizes, iterations, the case time and the budget: how much each case measures.
+void validate_amounts(const RunArgs& a, RunOptions& o) {
   std::size_t lo = parse_size(a.minbytes, "--minbytes");
   std::size_t hi = parse_size(a.maxbytes, "--maxbytes");
   o.sizes = size_sweep(lo, hi, a.stepfactor);
@@ -202,43 +208,42 @@ RunOptions validate(const RunArgs& a) {
     o.budget_s = parse_duration(a.budget, "--budget");
     if (o.iters > 0) throw UsageError("--budget sizes the iterations of each case: leave out --iters");
   }
+}
+
+// --check and --reference: what each case verifies and what it runs beside.
+void validate_checks(const RunArgs& a, RunOptions& o) {
   o.dtypes = parse_list<DType>(a.datatypes, "--datatype", parse_dtype);
   o.ops = parse_list<Op>(a.ops, "--op", parse_op);
   if (a.check == "after") o.check = CheckMode::after;
   else if (a.check == "every" || a.check == "1") o.check = CheckMode::every;
   else if (a.check == "none" || a.check == "0") o.check = CheckMode::none;
   else throw UsageError(fmt::format("--check '{}': use after, every (1) or none (0)", a.check));
-  if (a.references != "none") {
-    std::vector<std::string> known;
-    for (auto& r : reference_registry())
-      if (std::find(known.begin(), known.end(), r.name) == known.end()) known.push_back(r.name);
-    // "copy" is shorthand for every copy-* row (the copy engines' ceilings).
-    std::string refs;
-    for (const std::string& r : split_list(a.references)) {
-      std::size_t before = refs.size();
-      for (auto& k : known)
-        if (r == "copy" && k.rfind("copy-", 0) == 0) refs += k + ",";
-      if (r == "copy" && refs.size() == before)
-        throw UsageError("--reference copy: this gdrbench has no copy rows (built without CUDA)");
-      if (r != "copy") refs += r + ",";
-    }
-    o.references = checked_names(refs, "--reference", known);
+  if (a.references == "none") return;
+  std::vector<std::string> known;
+  for (auto& r : reference_registry())
+    if (std::find(known.begin(), known.end(), r.name) == known.end()) known.push_back(r.name);
+  // "copy" is shorthand for every copy-* row (the copy engines' ceilings).
+  std::string refs;
+  for (const std::string& r : split_list(a.references)) {
+    std::size_t before = refs.size();
+    for (auto& k : known)
+      if (r == "copy" && k.rfind("copy-", 0) == 0) refs += k + ",";
+    if (r == "copy" && refs.size() == before)
+      throw UsageError("--reference copy: this gdrbench has no copy rows (built without CUDA)");
+    if (r != "copy") refs += r + ",";
   }
-  // At most a year: every wait turns it into a steady_clock deadline, whose
-  // nanosecond count would overflow (undefined) near 292 years, and inf.
-  if (!(a.timeout > 0) || !(a.timeout <= kMaxTimeoutSeconds))
-    throw UsageError(fmt::format("--timeout {} must be a positive number of seconds, at most {}",
-                                 a.timeout, kMaxTimeoutSeconds));
-  o.timeout = a.timeout;
+  o.references = checked_names(refs, "--reference", known);
+}
+
+// --pairs, --pattern, --max-rounds, --window, --slots, --chunk: the traffic's shape.
+void validate_shape(const RunArgs& a, RunOptions& o) {
   if (a.pairs.empty()) o.pairs = Pairs::fixed;
   else if (a.pairs == "ring") o.pairs = Pairs::ring;
   else if (a.pairs == "all") o.pairs = Pairs::all;
   else throw UsageError(fmt::format("--pairs: unknown value '{}' (use ring, all)", a.pairs));
-  {
-    std::vector<std::string> known{"pair"};
-    for (auto& p : patterns::names()) known.push_back(p);
-    o.patterns = checked_names(a.pattern, "--pattern", known);
-  }
+  std::vector<std::string> known{"pair"};
+  for (auto& p : patterns::names()) known.push_back(p);
+  o.patterns = checked_names(a.pattern, "--pattern", known);
   if (a.max_rounds != "all") {
     o.max_rounds = whole_number(a.max_rounds, "--max-rounds", 1, "all");
     if (std::none_of(o.patterns.begin(), o.patterns.end(), [](auto& p) { return p == "rounds" || p == "host-rounds"; }))
@@ -249,6 +254,22 @@ RunOptions validate(const RunArgs& a) {
   o.window = a.window;
   o.slots = a.slots == "auto" ? 0 : whole_number(a.slots, "--slots", 1);
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
+}
+
+}  // namespace
+
+RunOptions validate(const RunArgs& a) {
+  RunOptions o;
+  validate_lanes(a, o);
+  validate_amounts(a, o);
+  validate_checks(a, o);
+  // At most a year: every wait turns it into a steady_clock deadline, whose
+  // nanosecond count would overflow (undefined) near 292 years, and inf.
+  if (!(a.timeout > 0) || !(a.timeout <= kMaxTimeoutSeconds))
+    throw UsageError(fmt::format("--timeout {} must be a positive number of seconds, at most {}",
+                                 a.timeout, kMaxTimeoutSeconds));
+  o.timeout = a.timeout;
+  validate_shape(a, o);
   o.settings = resolve_settings(a.component_flags, std::getenv);
   o.output = a.output;
   o.json = a.json;

@@ -111,7 +111,7 @@ bool has_pair(const RunOptions& o) {
 // variant, one pair at a time too).
 template <typename Note>
 void plan_patterns(const RunOptions& o, const TestInfo& ti, const patterns::Layout& at, CaseParams c,
-                   std::vector<Planned>& out, Note& note) {
+                   std::vector<Planned>& out, const Note& note) {
   for (auto& p : o.patterns) {
     if (p == "pair") continue;
     if (!ti.create_on_pattern) {
@@ -135,105 +135,124 @@ void plan_patterns(const RunOptions& o, const TestInfo& ti, const patterns::Layo
   }
 }
 
-// Every case of the run, in the order it will execute, with skip notes.
-std::vector<Planned> plan(const RunOptions& o, const PlanInputs& in, std::vector<std::string>& notes) {
-  const int n = in.layout.ranks;
-  std::vector<Planned> out;
-  const bool pair = has_pair(o);
-  std::set<std::string> noted;
-  auto note = [&](std::string s) { if (noted.insert(s).second) notes.push_back(std::move(s)); };
-  std::set<std::string> slots_capped;  // tests whose --slots N was cut (noted once, at the first size)
-  for (auto& test : o.tests) {
-    const TestInfo& ti = *find_test(test);
-    const bool p2p = ti.traits.point_to_point();
-    for (MemKind mem : o.mems) {
-      std::vector<Path> paths = mem == MemKind::host ? std::vector<Path>{Path::direct} : o.paths;
-      for (Path path : paths) {
-        std::vector<std::pair<DType, Op>> kinds;
-        if (p2p) kinds.emplace_back(DType::f32, Op::sum);
-        else for (DType d : o.dtypes) for (Op op : o.ops) kinds.emplace_back(d, op);
-        for (auto [dtype, op] : kinds)
-          for (std::size_t bytes : o.sizes) {
-            CaseParams c = base_params(o, in, ti, mem, path);
-            c.has_dtype = !p2p;
-            c.dtype = dtype;
-            c.op = op;
-            std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
-            c.count = bytes / unit;
-            c.bytes = c.count * unit;
-            if (ti.complete) ti.complete(c, o.sizes.back(), n);
-            // --slots N is capped by the buffers and by the messages of a window or batch: say so once.
-            if (o.slots > 0 && c.slots > 0 && c.slots < o.slots && slots_capped.insert(test).second)
-              note(fmt::format("--slots {}: {} uses {} from {} B on (one per message of a window or batch at "
-                               "most, as many as the buffers hold; each case's `slots` says how many)",
-                               o.slots, test, c.slots, c.bytes));
-            if (o.iters == 0 || o.warmup < 0) {
-              IterCounts n = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
-              if (o.iters == 0) c.iters = n.iters;
-              if (o.warmup < 0) c.warmup = n.warmup;
-            }
-            if (c.count == 0) {
-              note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
-              continue;
-            }
-            // Say so when the row's size is not the one asked for.
-            if (c.bytes != bytes)
-              note(fmt::format("{} B is not a whole number of {} ({} B each): rounded down to {} B",
-                               bytes, dtype_name(dtype), unit, c.bytes));
-            auto pairs = p2p && pair ? pairs_for(o.pairs, n)
-                         : p2p       ? std::vector<std::pair<int, int>>{}
-                                     : std::vector<std::pair<int, int>>{{-1, -1}};
-            if (p2p) plan_patterns(o, ti, in.layout, c, out, note);
-            for (auto [src, dst] : pairs) {
-              c.src = src;
-              c.dst = dst;
-              // Ceiling rows (copy-*) go first, so the rows they bound can use them.
-              std::size_t first = out.size();
-              for (auto& t : o.transports) {
-                c.transport = t;
-                c.reference = false;
-                out.push_back({{test, t, false, mem, path}, c});
-              }
-              for (auto& rname : o.references) {
-                const ReferenceInfo* ref = find_reference(rname, test);
-                if (!ref) {
-                  note(fmt::format("reference '{}' applies to {} only: skipped for {}", rname,
-                                   reference_tests(rname), test));
-                  continue;
-                }
-                CaseParams r = c;  // the row's own copy: c stays as our tests' rows want it
-                r.transport = rname;
-                r.reference = true;
-                // Point-to-point reference rows (NCCL send/recv, copies) time
-                // a library or a copy engine and verify no data; the
-                // libraries' own collectives choose their own chunks.
-                r.traits.checks_data = !p2p;
-                r.traits.chunk = {};
-                if (!r.traits.checks_data) r.check = CheckMode::none;
-                if (std::string why = ref->cannot_run(r); !why.empty()) {
-                  std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(mem), dtype_name(dtype), op_name(op))
-                                                 : fmt::format("{} {}", test, mem_name(mem));
-                  note(fmt::format("reference '{}' skipped for {}: {}", rname, what, why));
-                  continue;
-                }
-                if (!ref->bounds.empty()) note(fmt::format("reference '{}': {}", rname, ref->bounds));
-                if (ref->bounds.empty()) out.push_back({{test, rname, true, mem, path}, r});
-                else out.insert(out.begin() + static_cast<std::ptrdiff_t>(first++), {{test, rname, true, mem, path}, r});
-              }
-            }
-          }
+// Lays out every case of the run, in the order it will execute, with skip notes (each once).
+class Planner {
+ public:
+  Planner(const RunOptions& o, const PlanInputs& in, std::vector<std::string>& notes) : o_(o), in_(in), notes_(notes) {}
+
+  std::vector<Planned> all() {
+    for (auto& test : o_.tests) {
+      const TestInfo& ti = *find_test(test);
+      const bool p2p = ti.traits.point_to_point();
+      for (MemKind mem : o_.mems) {
+        std::vector<Path> paths = mem == MemKind::host ? std::vector<Path>{Path::direct} : o_.paths;
+        for (Path path : paths) {
+          std::vector<std::pair<DType, Op>> kinds;
+          if (p2p) kinds.emplace_back(DType::f32, Op::sum);
+          else for (DType d : o_.dtypes) for (Op op : o_.ops) kinds.emplace_back(d, op);
+          for (auto [dtype, op] : kinds)
+            for (std::size_t bytes : o_.sizes) size(ti, mem, path, dtype, op, bytes);
+        }
       }
     }
+    return std::move(out_);
   }
-  return out;
-}
+
+ private:
+  void note(std::string s) {
+    if (noted_.insert(s).second) notes_.push_back(std::move(s));
+  }
+
+  // One size of one (test, memory, path, dtype, op): its parameters, then its rows.
+  void size(const TestInfo& ti, MemKind mem, Path path, DType dtype, Op op, std::size_t bytes) {
+    const int n = in_.layout.ranks;
+    const bool p2p = ti.traits.point_to_point();
+    CaseParams c = base_params(o_, in_, ti, mem, path);
+    c.has_dtype = !p2p;
+    c.dtype = dtype;
+    c.op = op;
+    std::size_t unit = c.has_dtype ? dtype_size(dtype) : 1;
+    c.count = bytes / unit;
+    c.bytes = c.count * unit;
+    if (ti.complete) ti.complete(c, o_.sizes.back(), n);
+    // --slots N is capped by the buffers and by the messages of a window or batch: say so once.
+    if (o_.slots > 0 && c.slots > 0 && c.slots < o_.slots && slots_capped_.insert(ti.name).second)
+      note(fmt::format("--slots {}: {} uses {} from {} B on (one per message of a window or batch at "
+                       "most, as many as the buffers hold; each case's `slots` says how many)",
+                       o_.slots, ti.name, c.slots, c.bytes));
+    if (o_.iters == 0 || o_.warmup < 0) {
+      IterCounts counts = ti.auto_iters ? ti.auto_iters(c.bytes) : IterCounts{};
+      if (o_.iters == 0) c.iters = counts.iters;
+      if (o_.warmup < 0) c.warmup = counts.warmup;
+    }
+    if (c.count == 0) {
+      note(fmt::format("{} B is smaller than one {}: size skipped", bytes, dtype_name(dtype)));
+      return;
+    }
+    // Say so when the row's size is not the one asked for.
+    if (c.bytes != bytes)
+      note(fmt::format("{} B is not a whole number of {} ({} B each): rounded down to {} B",
+                       bytes, dtype_name(dtype), unit, c.bytes));
+    auto pairs = p2p && has_pair(o_) ? pairs_for(o_.pairs, n)
+                 : p2p               ? std::vector<std::pair<int, int>>{}
+                                     : std::vector<std::pair<int, int>>{{-1, -1}};
+    if (p2p) plan_patterns(o_, ti, in_.layout, c, out_, [this](std::string s) { note(std::move(s)); });
+    for (auto [src, dst] : pairs) {
+      c.src = src;
+      c.dst = dst;
+      // Ceiling rows (copy-*) go first, so the rows they bound can use them.
+      std::size_t first = out_.size();
+      for (auto& t : o_.transports) {
+        c.transport = t;
+        c.reference = false;
+        out_.push_back({{ti.name, t, false, mem, path}, c});
+      }
+      for (auto& rname : o_.references) references(rname, c, first);
+    }
+  }
+
+  // The reference row `rname` beside our rows of case c (ceiling rows before them, at `first`).
+  void references(const std::string& rname, const CaseParams& c, std::size_t& first) {
+    const ReferenceInfo* ref = find_reference(rname, c.test);
+    if (!ref) {
+      note(fmt::format("reference '{}' applies to {} only: skipped for {}", rname, reference_tests(rname), c.test));
+      return;
+    }
+    const bool p2p = c.traits.point_to_point();
+    CaseParams r = c;  // the row's own copy: c stays as our tests' rows want it
+    r.transport = rname;
+    r.reference = true;
+    // Point-to-point reference rows (NCCL send/recv, copies) time a library or a copy engine and
+    // verify no data; the libraries' own collectives choose their own chunks.
+    r.traits.checks_data = !p2p;
+    r.traits.chunk = {};
+    if (!r.traits.checks_data) r.check = CheckMode::none;
+    if (std::string why = ref->cannot_run(r); !why.empty()) {
+      std::string what = c.has_dtype ? fmt::format("{} {} {}", mem_name(c.mem), dtype_name(c.dtype), op_name(c.op))
+                                     : fmt::format("{} {}", c.test, mem_name(c.mem));
+      note(fmt::format("reference '{}' skipped for {}: {}", rname, what, why));
+      return;
+    }
+    const Planned row{{c.test, rname, true, c.mem, c.path}, r};
+    if (!ref->bounds.empty()) note(fmt::format("reference '{}': {}", rname, ref->bounds));
+    if (ref->bounds.empty()) out_.push_back(row);
+    else out_.insert(out_.begin() + static_cast<std::ptrdiff_t>(first++), row);
+  }
+
+  const RunOptions& o_;
+  const PlanInputs& in_;
+  std::vector<std::string>& notes_;
+  std::vector<Planned> out_;
+  std::set<std::string> noted_;
+  std::set<std::string> slots_capped_;  // tests whose --slots N was cut (noted once, at the first size)
+};
 
 }  // namespace
 
 RunPlan plan_run(const RunOptions& opt, const PlanInputs& in) {
   RunPlan p;
   p.inputs = in;
-  p.cases = plan(opt, in, p.notes);
+  p.cases = Planner(opt, in, p.notes).all();
   order_rounds_first(p.cases);
   return p;
 }

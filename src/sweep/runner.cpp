@@ -75,26 +75,7 @@ class Sweep {
     std::vector<std::string> notes = plan_.notes;
     notes.insert(notes.begin(), iterations_note(opt_));
     meta_.facts.emplace_back("timer", timer_description());
-    if (std::any_of(opt_.mems.begin(), opt_.mems.end(),
-                    [](MemKind k) { return memory_ops(k) && memory_ops(k)->ranks_share_device(); })) {
-      // Every rank looks for the MPS daemon of its own node; any without is reported.
-      std::string mps = mps_control_socket();
-      bool without = boot_.allreduce_max(mps.empty() ? 1 : 0) > 0;
-      meta_.facts.emplace_back("gpu.shared", without ? "yes, without CUDA MPS (no MPS control socket on some node)"
-                                                     : "yes, under CUDA MPS (" + mps + ")");
-      if (without) {
-        shared_gpu_ = "ranks share a GPU WITHOUT CUDA MPS: device operations wait for context switches (~150 us "
-                      "each on an H200), so device latency and small-message rows are far from the hardware; "
-                      "start MPS (nvidia-cuda-mps-control -d) or give each rank its own GPU";
-        notes.push_back(
-            "ranks share a GPU and no CUDA MPS control daemon was found: the GPU time-slices between their "
-            "processes, so a device operation may wait for a context switch (about 150 us on an H200), and with "
-            "--check every each iteration's data check, though untimed, can slow the timed window after it (H200, "
-            "bw at 1 MiB in one job: 100 GB/s checking every iteration, 155 without; no difference under MPS). "
-            "Start MPS "
-            "(nvidia-cuda-mps-control -d) or give each rank its own GPU");
-      }
-    }
+    note_shared_gpu(notes);
     for (auto& n : notes) for (auto& s : sinks_) s->note(n);
     Progress progress(boot_.rank() == 0 && isatty(STDERR_FILENO), cases.size());
     SweepTotals totals;
@@ -107,32 +88,12 @@ class Sweep {
       if (fail_rank == boot_.rank() && i == 1)
         throw RunError(fmt::format("{}: self-test failure (GDR_SELFTEST_FAIL_RANK)", boot_.me()));
       const LaneKey& key = cases[i].key;
-      if (!in_budget(i)) {  // a round that no longer fits --budget (src/planning/schedule.h RoundBudget)
-        if (last.at(key) == i) lanes_.erase(key);
-        continue;
-      }
-      Lane& lane = lane_for(key);
-      if (lane.dead.empty()) {
-        if (totals.cases == 0)  // every rank: the lane's set-up was collective, so is this
-          scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
-        CaseParams params = cases[i].params;
-        if (opt_.budget_s > 0)  // --budget: this case's share of what is left (src/planning/schedule.h)
-          params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart), rounds_.cases_left());
-        const double case_start = now_seconds();
-        CaseRecord rec = run_case(lane, params);
-        totals.cases++;
-        totals.wrong += rec.wrong;
-        progress.clear();
-        for (auto& s : sinks_) s->add(rec);
-        note_copy_row(rec, copies_);  // a ceiling for the rows after it (src/verdicts/path_record.h)
-        if (boot_.rank() == 0) {
-          verdict_.add(rec);
-          // after the step, outside its timed loop
-          for (const LiveFinding& f : live_.add(rec, meta_.hosts)) report_live(f, sinks_);
-          retest_.add(rec, i);
-          note_case_cost(rec, case_start);
+      if (in_budget(i)) {  // else a round that no longer fits --budget (src/planning/schedule.h RoundBudget)
+        Lane& lane = lane_for(key);
+        if (lane.dead.empty()) {
+          run_planned(lane, i, totals, progress);
+          progress.step(i + 1);
         }
-        progress.step(i + 1);
       }
       // A lane's last case: its buffers go back to the cache, for the next
       // lanes (the other path, the next test; see memory_need). Every rank
@@ -141,22 +102,71 @@ class Sweep {
     }
     progress.clear();
     run_retests(totals);
+    finish_facts();
+    return totals;
+  }
+
+ private:
+  // Ranks sharing a GPU: whether under CUDA MPS (a fact), and if not, the verdict's line and a note.
+  void note_shared_gpu(std::vector<std::string>& notes) {
+    if (std::none_of(opt_.mems.begin(), opt_.mems.end(),
+                     [](MemKind k) { return memory_ops(k) && memory_ops(k)->ranks_share_device(); }))
+      return;
+    // Every rank looks for the MPS daemon of its own node; any without is reported.
+    std::string mps = mps_control_socket();
+    bool without = boot_.allreduce_max(mps.empty() ? 1 : 0) > 0;
+    meta_.facts.emplace_back("gpu.shared", without ? "yes, without CUDA MPS (no MPS control socket on some node)"
+                                                   : "yes, under CUDA MPS (" + mps + ")");
+    if (!without) return;
+    shared_gpu_ = "ranks share a GPU WITHOUT CUDA MPS: device operations wait for context switches (~150 us "
+                  "each on an H200), so device latency and small-message rows are far from the hardware; "
+                  "start MPS (nvidia-cuda-mps-control -d) or give each rank its own GPU";
+    notes.push_back(
+        "ranks share a GPU and no CUDA MPS control daemon was found: the GPU time-slices between their "
+        "processes, so a device operation may wait for a context switch (about 150 us on an H200), and with "
+        "--check every each iteration's data check, though untimed, can slow the timed window after it (H200, "
+        "bw at 1 MiB in one job: 100 GB/s checking every iteration, 155 without; no difference under MPS). "
+        "Start MPS "
+        "(nvidia-cuda-mps-control -d) or give each rank its own GPU");
+  }
+
+  // Planned case i on its lane: paced by --budget, run, handed to the sinks and rank 0's judges.
+  void run_planned(Lane& lane, std::size_t i, SweepTotals& totals, Progress& progress) {
+    if (totals.cases == 0)  // every rank: the lane's set-up was collective, so is this
+      scale_fact("scale.first_case_start_s", boot_.allreduce_max(now_seconds() - kProcessStart));
+    CaseParams params = plan_.cases[i].params;
+    if (opt_.budget_s > 0)  // --budget: this case's share of what is left (src/planning/schedule.h)
+      params.case_time = pacer_.next(boot_.allreduce_max(now_seconds() - kProcessStart), rounds_.cases_left());
+    const double case_start = now_seconds();
+    CaseRecord rec = run_case(lane, params);
+    totals.cases++;
+    totals.wrong += rec.wrong;
+    progress.clear();
+    for (auto& s : sinks_) s->add(rec);
+    note_copy_row(rec, copies_);  // a ceiling for the rows after it (src/verdicts/path_record.h)
+    if (boot_.rank() != 0) return;
+    verdict_.add(rec);
+    // after the step, outside its timed loop
+    for (const LiveFinding& f : live_.add(rec, meta_.hosts)) report_live(f, sinks_);
+    retest_.add(rec, i);
+    note_case_cost(rec, case_start);
+  }
+
+  // After the last case: the budget's facts, the peak memory, and rank 0's verdict and summaries.
+  void finish_facts() {
     if (opt_.budget_s > 0) {
       for (auto& kv : pacer_.facts(boot_.allreduce_max(now_seconds() - kProcessStart))) meta_.facts.push_back(kv);
       note_rounds_run();
     }
     scale_fact("scale.vmhwm_kib_max", boot_.allreduce_max(peak_rss_kib()));
-    if (boot_.rank() == 0) {
-      for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
-      meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
-      for (const LiveFinding& f : live_.finish()) report_live(f, sinks_);  // what a throttled group left
-      if (std::string s = live_.summary(); !s.empty())
-        for (auto& k : sinks_) k->note(s);
-    }
-    return totals;
+    if (boot_.rank() != 0) return;
+    for (auto& kv : case_cost_.facts()) meta_.facts.push_back(kv);
+    meta_.verdict = verdict_.lines(meta_.facts, shared_gpu_);
+    for (const LiveFinding& f : live_.finish()) report_live(f, sinks_);  // what a throttled group left
+    if (std::string s = live_.summary(); !s.empty())
+      for (auto& k : sinks_) k->note(s);
   }
 
- private:
   // The adaptive second phase (src/planning/retest.h): rank 0 plans each round and
   // broadcasts it (deadline: the bootstrap's), every rank runs its steps on
   // the lane of the group it retests, under what is left of --budget.
