@@ -1,5 +1,5 @@
 // The gpu-initiated rows: what UCX's device API and InfiniBand GPUDirect Async need, read
-// from the recorded tree data/ibgda_node and from throw-away trees, judged by
+// from the hand-made tree data/ibgda_node and from throw-away trees, judged by
 // assess_gpu_initiated. These rows never change the verdict: present is pass, missing n/a.
 #include <gtest/gtest.h>
 
@@ -38,7 +38,7 @@ const Check* row(const std::vector<Check>& rows, const std::string& name) {
 }
 }  // namespace
 
-TEST(DoctorGpuInitiated, ReadsTheRecordedNode) {
+TEST(DoctorGpuInitiated, ReadsTheIbgdaNodeTree) {
   auto o = node();
   auto gpus = nvidia_pci_functions(o);
   ASSERT_EQ(gpus, (std::vector<std::string>{"0000:1b:00.0", "0000:9a:00.0"}));
