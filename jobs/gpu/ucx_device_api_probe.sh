@@ -270,7 +270,8 @@ else
   PHASE_LD_LIBRARY_PATH=$LD_LIBRARY_PATH timeout $(( deadline - $(date +%s) + 20 )) \
     "$root/jobs/with_mps.sh" bash "$self" --phase "$work" on core,extra "$deadline" "$perftest" "$t0" \
     >"$work/mps_phase.txt" 2>&1
-  echo "[$(( $(date +%s) - t0 )) s] MPS phase: exit $? ($(tr '\n' ' ' <"$work/mps_phase.txt" | cut -c1-300))" >>"$work/steps.txt"
+  rc=$?
+  echo "[$(( $(date +%s) - t0 )) s] MPS phase: exit $rc ($(tr '\n' ' ' <"$work/mps_phase.txt" | cut -c1-300))" >>"$work/steps.txt"
 fi
 deadline=$(( t0 + budget ))
 [ -n "$dry" ] && echo "# phase 3: extra, without MPS"
