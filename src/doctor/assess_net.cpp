@@ -17,8 +17,8 @@ std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
 
 bool active(const PortFacts& p) { return p.state == "ACTIVE"; }
 
-void device_checks(const Facts& f, std::vector<Check>& out) {
-  const auto& r = f.rdma;
+// The "devices" row: RDMA devices in sysfs and whether libibverbs can use them.
+void devices_check(const RdmaSide& r, std::vector<Check>& out) {
   Check d{"rdma", "devices", "", "", ""};
   std::vector<std::string> names;
   for (const auto& h : r.hcas)
@@ -39,66 +39,77 @@ void device_checks(const Facts& f, std::vector<Check>& out) {
     d.evidence = fmt::format("{} device(s): {}", r.hcas.size(), join(names));
   }
   out.push_back(std::move(d));
+}
 
-  bool any_active = false;
-  for (const auto& h : r.hcas)
-    for (const auto& p : h.ports) any_active |= active(p);
-
-  for (const auto& h : r.hcas) {
-    bool dev_active = std::any_of(h.ports.begin(), h.ports.end(), active);
-    if (r.verbs && !h.listed) {
-      out.push_back({"rdma", h.name, "warn", "in /sys/class/infiniband but not listed by libibverbs",
-                     "install the user-space provider for this device (ibverbs-providers)"});
-      continue;
-    }
-    if (!h.open_error.empty()) {
-      out.push_back({"rdma", h.name, "fail", h.open_error,
-                     "check permissions on /dev/infiniband/uverbs*; in a container pass "
-                     "/dev/infiniband in"});
-      continue;
-    }
-    for (const auto& p : h.ports) {
-      Check c{"rdma", fmt::format("{} port {}", h.name, p.port), "", "", ""};
-      c.evidence = fmt::format("{} ({}), {}, MTU {}, {}", p.state.empty() ? "?" : p.state,
-                               p.phys_state.empty() ? "?" : p.phys_state,
-                               p.link_layer.empty() ? "?" : p.link_layer,
-                               p.active_mtu ? std::to_string(p.active_mtu) : "?",
-                               p.rate.empty() ? "rate ?" : p.rate);
-      if (active(p)) {
-        c.status = "pass";
-      } else {
-        c.fix = p.link_layer == "Ethernet"
-                    ? "bring the netdev up (`ip link set <dev> up`) and check the cable/switch port"
-                    : "check the cable and that a subnet manager runs (opensm or the switch's)";
-        c.status = dev_active ? "n/a" : any_active ? "warn" : "fail";
-        if (dev_active) c.evidence += " (unused port; another port is active)";
-      }
-      out.push_back(std::move(c));
-      if (p.link_layer != "Ethernet" || !active(p)) continue;
-      Check g{"rdma", fmt::format("{} port {} gid", h.name, p.port), "", "", ""};
-      int v2 = preferred_roce_v2_gid(p.gids);
-      std::string ndev;
-      for (const auto& x : p.gids)
-        if (!x.ndev.empty()) ndev = x.ndev;
-      if (v2 >= 0) {
-        auto it = std::find_if(p.gids.begin(), p.gids.end(), [&](const Gid& x) { return x.index == v2; });
-        g.status = "pass";
-        g.evidence = fmt::format("RoCE v2 GID index {}: {}{}", v2, it->gid,
-                                 it->ndev.empty() ? "" : " (" + it->ndev + ")");
-      } else if (!p.gids.empty()) {
-        g.status = "warn";
-        g.evidence = fmt::format("{} GID(s), none RoCE v2", p.gids.size());
-        g.fix = "give the netdev an IP address and select RoCE v2 (`cma_roce_mode -d " + h.name +
-                " -p " + std::to_string(p.port) + " -m 2`)";
-      } else {
-        g.status = "fail";
-        g.evidence = "no GID: the port's netdev has no address";
-        g.fix = "assign an address to the netdev " + (ndev.empty() ? std::string("of the port") : ndev);
-      }
-      out.push_back(std::move(g));
-    }
+// An active Ethernet port's GID row: RoCE v2 needs a GID of that type.
+void gid_check(const HcaFacts& h, const PortFacts& p, std::vector<Check>& out) {
+  Check g{"rdma", fmt::format("{} port {} gid", h.name, p.port), "", "", ""};
+  int v2 = preferred_roce_v2_gid(p.gids);
+  std::string ndev;
+  for (const auto& x : p.gids)
+    if (!x.ndev.empty()) ndev = x.ndev;
+  if (v2 >= 0) {
+    auto it = std::find_if(p.gids.begin(), p.gids.end(), [&](const Gid& x) { return x.index == v2; });
+    g.status = "pass";
+    g.evidence = fmt::format("RoCE v2 GID index {}: {}{}", v2, it->gid,
+                             it->ndev.empty() ? "" : " (" + it->ndev + ")");
+  } else if (!p.gids.empty()) {
+    g.status = "warn";
+    g.evidence = fmt::format("{} GID(s), none RoCE v2", p.gids.size());
+    g.fix = "give the netdev an IP address and select RoCE v2 (`cma_roce_mode -d " + h.name +
+            " -p " + std::to_string(p.port) + " -m 2`)";
+  } else {
+    g.status = "fail";
+    g.evidence = "no GID: the port's netdev has no address";
+    g.fix = "assign an address to the netdev " + (ndev.empty() ? std::string("of the port") : ndev);
   }
+  out.push_back(std::move(g));
+}
 
+// One port's row. `dev_active`: another port of the same device is active; `any_active`: some
+// port of some device is (an idle port is then only a warning).
+void port_check(const HcaFacts& h, const PortFacts& p, bool dev_active, bool any_active,
+                std::vector<Check>& out) {
+  Check c{"rdma", fmt::format("{} port {}", h.name, p.port), "", "", ""};
+  c.evidence = fmt::format("{} ({}), {}, MTU {}, {}", p.state.empty() ? "?" : p.state,
+                           p.phys_state.empty() ? "?" : p.phys_state,
+                           p.link_layer.empty() ? "?" : p.link_layer,
+                           p.active_mtu ? std::to_string(p.active_mtu) : "?",
+                           p.rate.empty() ? "rate ?" : p.rate);
+  if (active(p)) {
+    c.status = "pass";
+  } else {
+    c.fix = p.link_layer == "Ethernet"
+                ? "bring the netdev up (`ip link set <dev> up`) and check the cable/switch port"
+                : "check the cable and that a subnet manager runs (opensm or the switch's)";
+    c.status = dev_active ? "n/a" : any_active ? "warn" : "fail";
+    if (dev_active) c.evidence += " (unused port; another port is active)";
+  }
+  out.push_back(std::move(c));
+}
+
+// One device's rows: listed and opened by libibverbs, then each port (and its GID).
+void hca_checks(const RdmaSide& r, const HcaFacts& h, bool any_active, std::vector<Check>& out) {
+  if (r.verbs && !h.listed) {
+    out.push_back({"rdma", h.name, "warn", "in /sys/class/infiniband but not listed by libibverbs",
+                   "install the user-space provider for this device (ibverbs-providers)"});
+    return;
+  }
+  if (!h.open_error.empty()) {
+    out.push_back({"rdma", h.name, "fail", h.open_error,
+                   "check permissions on /dev/infiniband/uverbs*; in a container pass "
+                   "/dev/infiniband in"});
+    return;
+  }
+  bool dev_active = std::any_of(h.ports.begin(), h.ports.end(), active);
+  for (const auto& p : h.ports) {
+    port_check(h, p, dev_active, any_active, out);
+    if (p.link_layer == "Ethernet" && active(p)) gid_check(h, p, out);
+  }
+}
+
+// RLIMIT_MEMLOCK: registering host buffers pins them.
+void memlock_check(const RdmaSide& r, std::vector<Check>& out) {
   Check m{"rdma", "memlock", "", "", ""};
   std::string lim = r.memlock_unlimited ? "unlimited" : human_bytes(r.memlock_bytes);
   m.evidence = "ulimit -l: " + lim;
@@ -119,6 +130,16 @@ void device_checks(const Facts& f, std::vector<Check>& out) {
   out.push_back(std::move(m));
 }
 
+void device_checks(const Facts& f, std::vector<Check>& out) {
+  const auto& r = f.rdma;
+  devices_check(r, out);
+  bool any_active = false;
+  for (const auto& h : r.hcas)
+    for (const auto& p : h.ports) any_active |= active(p);
+  for (const auto& h : r.hcas) hca_checks(r, h, any_active, out);
+  memlock_check(r, out);
+}
+
 std::vector<std::string> gpu_bdfs(const GpuSide& g) {
   std::vector<std::string> out;
   for (const auto& x : g.gpus)
@@ -126,7 +147,8 @@ std::vector<std::string> gpu_bdfs(const GpuSide& g) {
   return out.empty() ? g.pci_gpus : out;
 }
 
-void topology_checks(const Facts& f, std::vector<Check>& out) {
+// One row per GPU: the PCIe class of its nearest HCA (or why there is none to judge).
+void gpu_hca_checks(const Facts& f, std::vector<Check>& out) {
   const auto& t = f.topo;
   auto gpus = gpu_bdfs(f.gpu);
   if (!t.loaded) {
@@ -168,7 +190,10 @@ void topology_checks(const Facts& f, std::vector<Check>& out) {
       out.push_back(std::move(c));
     }
   }
+}
 
+// ACS P2P redirect on the bridges of the nearest GPU-HCA paths.
+void acs_check(const TopoSide& t, std::vector<Check>& out) {
   Check acs{"topology", "acs", "", "", ""};
   std::vector<std::string> redirect, unreadable;
   for (const auto& a : t.acs) {
@@ -194,7 +219,10 @@ void topology_checks(const Facts& f, std::vector<Check>& out) {
                                                "GPU-HCA paths", t.acs.size());
   }
   out.push_back(std::move(acs));
+}
 
+// IOMMU translation of the GPUs' and HCAs' DMA.
+void iommu_check(const TopoSide& t, std::vector<Check>& out) {
   Check io{"topology", "iommu", "", "", ""};
   std::vector<std::string> translated, seen;
   for (const auto& [bdf, type] : t.iommu_types) {
@@ -219,6 +247,12 @@ void topology_checks(const Facts& f, std::vector<Check>& out) {
     io.evidence = "IOMMU " + join(t.iommu) + " in passthrough: " + join(seen);
   }
   out.push_back(std::move(io));
+}
+
+void topology_checks(const Facts& f, std::vector<Check>& out) {
+  gpu_hca_checks(f, out);
+  acs_check(f.topo, out);
+  iommu_check(f.topo, out);
 }
 
 void version_checks(const Facts& f, std::vector<Check>& out) {

@@ -47,6 +47,8 @@ Facts gather(const Options& o) {
   f.topo = probe_topology(o, gpus, f.rdma.hcas);
   f.versions = probe_versions(o);
   f.ceilings = probe_ceilings(o, gpus, f.rdma.hcas);
+  f.ucx_device = read_ucx_device(f.versions.ucx_lib_dir, f.versions.ucx_device_api_symbol);
+  f.ibgda = read_ibgda(o, f.gpu.pci_gpus);
   return f;
 }
 
@@ -55,6 +57,7 @@ std::vector<Check> assess(const Facts& f) {
   assess_gpu(f, out);
   assess_net(f, out);
   assess_ceiling(f, out);
+  assess_gpu_initiated(f, out);
   return out;
 }
 

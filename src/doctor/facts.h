@@ -194,6 +194,8 @@ struct VersionSide {
   std::string mpi_cuda_evidence;
   std::string nccl_version;  // "" not found
   std::string nccl_error;
+  std::string ucx_lib_dir;         // folder of the libucp.so.0 that loaded, "" when none did
+  int ucx_device_api_symbol = -1;  // libucp exports ucp_device_remote_mem_list_create: 1/0/-1
 };
 VersionSide probe_versions(const Options& o);
 // "libibverbs.so.1.14.44.0" -> "44.0"
@@ -213,6 +215,38 @@ struct CeilingSide {
 CeilingSide probe_ceilings(const Options& o, const std::vector<std::string>& gpus,
                            const std::vector<HcaFacts>& hcas);
 
+// ---- GPU-initiated transfers (gpu_initiated.cpp) ----------------------------------
+// What UCX's device API (a CUDA kernel posting ucp_device_put) needs from the UCX build.
+struct UcxDeviceFacts {
+  std::string lib_dir;    // folder of libucp.so.0; "" when UCX did not load
+  int device_api = -1;    // libucp exports the device API (ucp_device_*): 1 yes, 0 no, -1 unknown
+  bool headers = false;   // <lib_dir>/../include/ucp/api/device/ucp_device_impl.h (to build kernels)
+  // Transports whose module exports uct_<tl>_ep_get_device_ep (cuda_ipc, rc_gda, ...), with the
+  // module file: read from the files' dynamic symbol names, not by dlopen (libuct_cuda needs
+  // libcuda.so.1, which a node without a driver lacks).
+  std::vector<std::pair<std::string, std::string>> device_ep;  // transport -> module file name
+};
+UcxDeviceFacts read_ucx_device(const std::string& lib_dir, int device_api_symbol);
+// The transport names behind "uct_<tl>_ep_get_device_ep" in a module's bytes (uct_rc_gdaki_...
+// is the rc_gda transport's), sorted (exposed for tests).
+std::vector<std::string> device_ep_symbols(const std::string& bytes);
+
+// InfiniBand GPUDirect Async (IBGDA: the GPU rings the NIC's doorbell itself).
+struct IbgdaFacts {
+  std::vector<std::string> mlx5;  // RDMA devices bound to mlx5_core (device/driver link)
+  bool mlx5_ib = false;           // /sys/module/mlx5_ib (DEVX lives in it)
+  int peer_mapping_override = -1;  // NVreg_RegistryDwords holds PeerMappingOverride=1: 1, else 0;
+                                   // -1 unreadable
+  std::string registry_dwords;     // the value as read
+  std::string registry_source;     // the file it came from
+  std::vector<std::pair<std::string, long long>> bar1;  // GPU bus id -> BAR1 bytes (sysfs), -1 unknown
+};
+IbgdaFacts read_ibgda(const Options& o, const std::vector<std::string>& gpus);
+// BAR1's length from a PCI device's sysfs `resource` file (line 2: start end flags), -1 if none.
+long long bar1_from_resource(const std::string& resource);
+// Whether NVreg_RegistryDwords ("Key=Value;Key=Value") sets PeerMappingOverride to non-zero.
+bool peer_mapping_override_set(const std::string& registry_dwords);
+
 // ---- everything -----------------------------------------------------------------
 struct Facts {
   std::string host;
@@ -223,10 +257,13 @@ struct Facts {
   TopoSide topo;
   VersionSide versions;
   CeilingSide ceilings;
+  UcxDeviceFacts ucx_device;
+  IbgdaFacts ibgda;
 };
 Facts gather(const Options& o);
 std::vector<Check> assess(const Facts& f);  // pure
 void assess_ceiling(const Facts& f, std::vector<Check>& out);  // area "ceiling"
+void assess_gpu_initiated(const Facts& f, std::vector<Check>& out);  // area "gpu-initiated"
 
 // Small helpers shared by the checks.
 std::string human_bytes(unsigned long long bytes);

@@ -18,6 +18,13 @@ const Check* find(const Report& r, const std::string& key) {
   return nullptr;
 }
 
+// The fix is shown for a warn or fail; and for the gpu-initiated rows, which are n/a when a
+// piece is missing (they never change the verdict) but still say how to add it.
+bool shows_fix(const Check& c) {
+  if (c.fix.empty()) return false;
+  return c.status == "warn" || c.status == "fail" || c.area == "gpu-initiated";
+}
+
 void table_of(const std::vector<const Check*>& checks, std::string& out) {
   size_t wa = 4, wn = 5;
   for (const auto* c : checks) {
@@ -27,8 +34,7 @@ void table_of(const std::vector<const Check*>& checks, std::string& out) {
   out += fmt::format("  {:<{}}  {:<{}}  {:<6}  {}\n", "AREA", wa, "CHECK", wn, "STATUS", "EVIDENCE");
   for (const auto* c : checks) {
     out += fmt::format("  {:<{}}  {:<{}}  {:<6}  {}\n", c->area, wa, c->name, wn, c->status, c->evidence);
-    if ((c->status == "warn" || c->status == "fail") && !c->fix.empty())
-      out += fmt::format("  {:<{}}  {:<{}}  {:<6}  fix: {}\n", "", wa, "", wn, "", c->fix);
+    if (shows_fix(*c)) out += fmt::format("  {:<{}}  {:<{}}  {:<6}  fix: {}\n", "", wa, "", wn, "", c->fix);
   }
 }
 
@@ -85,8 +91,7 @@ std::string to_table(const std::vector<Report>& reports) {
       const Check* c = find(reports[i], d.substr(0, d.find(": ")));
       if (!c) continue;
       out += fmt::format("      {}\n", c->evidence);
-      if (!c->fix.empty() && (c->status == "warn" || c->status == "fail"))
-        out += fmt::format("      fix: {}\n", c->fix);
+      if (shows_fix(*c)) out += fmt::format("      fix: {}\n", c->fix);
     }
   }
   return out;

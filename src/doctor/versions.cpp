@@ -30,6 +30,8 @@ void probe_ucx(VersionSide& v) {
   }
   auto version = ucp.sym<const char* (*)()>("ucp_get_version_string");
   v.ucx_version = version ? version() : "unknown";
+  v.ucx_lib_dir = std::filesystem::path(ucp.path("ucp_get_version_string")).parent_path().string();
+  v.ucx_device_api_symbol = ucp.sym<void*>("ucp_device_remote_mem_list_create") ? 1 : 0;
 #ifdef GDR_DOCTOR_UCX_TYPES
   auto init = ucp.sym<ucs_status_t (*)(unsigned, unsigned, const ucp_params_t*,
                                        const ucp_config_t*, ucp_context_h*)>("ucp_init_version");

@@ -29,7 +29,8 @@ TEST(DoctorLive, CollectsThisMachine) {
   EXPECT_FALSE(r.host.empty());
   ASSERT_FALSE(r.checks.empty());
   const std::set<std::string> statuses{"pass", "warn", "fail", "n/a"};
-  const std::set<std::string> areas{"gpu", "gpudirect", "rdma", "topology", "versions"};
+  const std::set<std::string> areas{"gpu",      "gpudirect", "rdma",         "topology",
+                                    "versions", "ceiling",   "gpu-initiated"};
   for (const auto& c : r.checks) {
     EXPECT_TRUE(statuses.count(c.status)) << c.area << "/" << c.name << ": " << c.status;
     EXPECT_TRUE(areas.count(c.area)) << c.area;

@@ -1,0 +1,1 @@
+/* stand-in: the file name is what the doctor reads */
