@@ -78,9 +78,13 @@ def pools(archive):
         with tempfile.TemporaryDirectory() as tmp:
             with tarfile.open(tgz) as tf:
                 tf.extractall(tmp, members=[m for m in tf.getmembers()
-                                            if m.name.endswith((".jsonl", ".txt", ".h5")) or m.isdir()])
+                                            if m.name.endswith((".jsonl", ".txt", ".h5", ".tgz")) or m.isdir()])
+            for inner in glob.glob(os.path.join(tmp, "*", "bench_vs_peers.tgz")):  # a gate's $OUT
+                with tarfile.open(inner) as tf:
+                    tf.extractall(os.path.join(tmp, "inner"), members=[
+                        m for m in tf.getmembers() if m.name.endswith((".jsonl", ".txt", ".h5")) or m.isdir()])
             n = 0
-            for vdir in glob.glob(os.path.join(tmp, "*", "*")):
+            for vdir in glob.glob(os.path.join(tmp, "*", "*")) + glob.glob(os.path.join(tmp, "inner", "*", "*")):
                 variant = os.path.basename(vdir)
                 if variant not in ("no-mps", "mps") or not os.path.isdir(os.path.join(vdir, "r1")):
                     continue

@@ -254,7 +254,7 @@ def cpu(d, sizes, lat_sizes):
     print(NOTE)
     print(f"{'size(B)':>10} | {'bw GB/s':>8} {'tag_bw':>8} {'ratio':>6} | "
           f"{'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
-    for s, x in p2p_data(d, "host", sizes, lat_sizes, probs).items():
+    for s, x in p2p_data(d, "host", sizes, sorted(set(sizes) | set(lat_sizes)), probs).items():
         print(f"{s:>10} | {f(x['bw'])} {f(x['pt_bw'])} {f(ratio(x['bw'], x['pt_bw']), 6)} | "
               f"{f(x['lat'])} {f(x['pt_lat'])} {f(ratio(x['lat'], x['pt_lat']), 6)}")
     ar = load_jsonl(os.path.join(d, "gdr_allreduce.jsonl"))
