@@ -26,8 +26,8 @@ never fails the gate; a real gap read as PASS is at most that likely at the boun
 it (the gate before this rule passed any median of 3 rounds at or above the target).
 
 Cost of that guarantee: a FAIL needs at least 7 rounds (all 7 below: 2^-7 = 0.8 %); a PASS at
-least 3 (all 3 above: 2^-3 = 12.5 %; later 5 of 6, 7 of 9, ...). Fewer rounds leave a target UNRESOLVED, printed with its
-interval.
+least 3 (all 3 above: 2^-3 = 12.5 %; later 5 of 6, 7 of 9, ...). Fewer rounds leave a target
+UNRESOLVED, printed with its interval.
 
 The interval printed is the one the decision reads: [L, U] with L the (pass_bound(n) + 1)-th
 smallest ratio and U the (fail_bound(n) + 1)-th largest; PASS when L > t, FAIL when U < t.
@@ -35,7 +35,6 @@ An end with no bound yet is printed as '-'.
 
   gate_rule.py bounds [N]     the two bound sequences up to N (default 16) and their exact levels
 """
-import math
 import sys
 
 ALPHA_FAIL = 0.01
@@ -130,7 +129,12 @@ def median(xs):
 
 def main(argv):
     if argv[:1] == ["bounds"]:
-        n = int(argv[1]) if len(argv) > 1 else 16
+        try:
+            n = int(argv[1]) if len(argv) > 1 else 16
+            assert n >= 1
+        except (ValueError, AssertionError):
+            print(f"gate_rule.py bounds: want a count of looks >= 1, not {argv[1]!r}", file=sys.stderr)
+            return 2
         for kind in ("fail", "pass"):
             b = bounds(kind, n)
             print(f"{kind}: look n -> the most ratios {'reaching' if kind == 'fail' else 'at or below'} "
