@@ -1,19 +1,21 @@
 #!/usr/bin/env bash
-# Benchmark (numbers a cluster engineer can trust): gdrbench beside the libraries' own tools IN THE SAME JOB, same sizes,
+# Benchmark: gdrbench beside the libraries' own tools IN THE SAME JOB, same sizes,
 # ratios per size (jobs/gpu/peers_table.py parses and prints).
 #
 #   cpu  host memory, 2 ranks: gdrbench -T ucx latency,bw vs ucx_perftest tag_lat/tag_bw
 #        (the ucx_perftest of the UCX gdrbench uses), and the ring allreduce over mpi vs its
 #        MPI_Allreduce row. A smoke test: asserts nothing about speed. Exit 0 when every tool
 #        ran and parsed and #wrong is 0, 1 otherwise, 77 when ucx_perftest is missing.
-#   gpu  on the lent GPU machine, one device call: build (device_build.sh), then without and
-#        with CUDA MPS (jobs/with_mps.sh), each tool twice in ABBA order: gdrbench -T ucx -m cuda
-#        --path direct latency,bw,bibw (+copy-d2d), ucx_perftest -m cuda tag_bw/tag_lat of the UCX
-#        gdrbench was built against (device_build.sh's default: the 1.22 wheel), 2 ranks
-#        on GPU 0 (the table takes each tool's best round per size); with >= 2 GPUs
-#        also NCCL send/recv rows (one rank on each of GPUs 0 and 1). Prints the table and
-#        PASS/FAIL per target of the issue (never fails on them). $OUT gets summary.txt and
-#        bench_vs_peers.tgz (every raw output).
+#   gpu  the GPU gate (docs/gpu-gate.md), one device call: build (device_build.sh), then
+#        without and with CUDA MPS (jobs/with_mps.sh), 2 ranks on GPU 0, paired ABBA rounds of
+#        gdrbench -T ucx -m cuda --path direct bw (and -T mpi over the same UCX, host bw, 8 B
+#        latency) against ucx_perftest -m cuda tag_bw/tag_lat of the UCX gdrbench was built
+#        against, added one round at a time until every gate target is resolved
+#        (jobs/gpu/gate_rule.py), ROUND_CAP rounds or the time budget; each round measures only
+#        what is still open. With >= 2 GPUs also NCCL send/recv rows. Prints the table and the
+#        targets; exit 1 only on a target shown missed, a device row without path or %peak, or
+#        missing output. $OUT gets summary.txt and the same table and a tarball of every raw
+#        output under a dated name for results/archive (DATE_GPU_gpu-gate-ucxNNN-COMMIT).
 #   all  both (on the GPU machine).
 #
 # gdrbench runs with its defaults (window, iterations) apart from sizes; ucx_perftest with its
@@ -21,9 +23,14 @@
 # -n is the timed message count of gdrbench's row of that size (iterations x window), >= 100.
 #
 # env: WORK (raw outputs; default a new /tmp dir), GDRBENCH, UCX_PERFTEST, PERFTEST_PORT (13471),
-#      BUDGET_S (command time the gpu half may use, default 450), MAXBYTES (gpu: 268435456),
+#      BUDGET_S (command time the gpu half may use, build included, default 450), MAXBYTES (gpu:
+#      268435456), ROUND_CAP (16 rounds per MPS variant), GATE_SPLIT (50: the % of the measuring
+#      time no-mps may use; mps gets the rest), RESERVE_S (15 s kept for the table and tarball),
 #      HOST_CPUS (the two CPUs both tools' host-row processes run on, default 0,1; none = unbound),
-#      DRY_RUN=1 (print, run nothing), NGPU (dry run: GPUs to assume). GDRBENCH and UCX_PERFTEST
+#      DRY_RUN=1 (print, run nothing; DRY_ROUND_S="90 40": simulated seconds of round 1, 2, ...,
+#      the last repeating; DRY_BUILD_S=70: the build's; DRY_OPEN_ROUNDS=N: every target resolved
+#      after N rounds),
+#      NGPU (dry run: GPUs to assume). GDRBENCH and UCX_PERFTEST
 #      set in gpu mode skip the build (a warm machine, or a rehearsal on host).
 # usage: jobs/gpu/bench_vs_peers.sh [cpu|gpu|all]        (default cpu)
 #        (gpu-variant NAME: internal, one variant of the gpu half, as with_mps.sh's command)
@@ -36,9 +43,11 @@ work=${WORK:-$(mktemp -d /tmp/bench_vs_peers.XXXXXX)}
 mkdir -p "$work"
 dry=${DRY_RUN:-}
 t0=$(date +%s)
+fake_now=$t0   # a dry run's clock: DRY_ROUND_S advances it by a round's simulated length
 budget=${BUDGET_S:-450}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
+now() { if [ -n "$dry" ]; then echo "$fake_now"; else date +%s; fi; }
+stamp() { echo "[$(( $(now) - t0 )) s] $*"; }
 sweep() { local s=$1 out=; while ((s <= $2)); do out+="$s "; s=$((s * $3)); done; echo "${out% }"; }
 
 # Yama ptrace_scope >= 1 forbids process_vm_readv (UCX's cma) between sibling processes such
@@ -84,6 +93,7 @@ ucxpt() {  # ... [PREFIX]: host_ names the log ucxpt_host_..., counts from gdr_h
   local dir=$1 test=$2 size=$3 mem=$4 cdir=${5:-$1} pre=${6:-} gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
   [ "$test" = tag_lat ] && gtest=latency
   [ "$pre" = host_ ] && src=gdr_host
+  [ "$gtest" = latency ] && [ -s "$cdir/gdr_extra.jsonl" ] && src=gdr_extra
   [ -s "$cdir/gdr_lat8.jsonl" ] && grep -q "\"bytes\":$size," "$cdir/gdr_lat8.jsonl" && src=gdr_lat8
   n=$("$py" "$table" count "$cdir/$src.jsonl" "$gtest" "$size" 2>/dev/null)
   n=$(( ${n:-0} > 100 ? ${n:-0} : 100 )); w=$(( n / 4 > 10 ? n / 4 : 10 ))
@@ -125,48 +135,100 @@ cpu_half() {
   "$py" "$table" cpu "$dir" --sizes $sizes --lat-sizes $lat8
 }
 
-gdr_p2p_round() {  # DIR: gdrbench's rows of one round
-  gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t $gtests --reference copy-d2d -b 1M -e "$gmax" \
-    -f "$gstep"
-  gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
+# The gate's rounds. Each round measures what the gate targets still open need (the file
+# DIR/open.txt of the variant: "piece size" lines from peers_table.py open): bw (gdrbench -T ucx
+# bw and tag_bw at that size), mpi (-T ucx and -T mpi bw), host (64 MiB host bw, both tools),
+# lat and mpilat (8 B latency under MPS: -T ucx and tag_lat; -T mpi and the MPI's ping-pongs).
+# Round 1 measures everything, and once the informative rows that no target reads (gdr_extra:
+# latency, bw, bibw and the copy-d2d ceiling per size; tag_lat runs at 8 B only).
+is_open() { grep -qx "$1 ${2:-[0-9]*}" "$odir/open.txt"; }
+open_sizes() { local s; for s in $gsizes; do { is_open "$1" "$s" || { [ -n "${2:-}" ] && is_open "$2" "$s"; }; } && echo "$s"; done; }
+range() { [ -n "$1" ] && echo "-b $(echo $1 | awk '{print $1}') -e $(echo $1 | awk '{print $NF}')"; }
+
+gdr_p2p_round() {  # DIR ROUND: gdrbench's rows of one round
+  local bws mpis
+  bws=$(open_sizes bw mpi) mpis=$(open_sizes mpi)
+  [ "$2" = 1 ] && gdr "$1" gdr_extra 150 -T ucx -m cuda --path direct -t $gtests --reference copy-d2d \
+    -b 1M -e "$gmax" -f "$gstep"
+  [ -n "$bws" ] && gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t bw $(range "$bws") -f "$gstep"
+  { [ "$2" = 1 ] || is_open lat; } && gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
   # Open MPI's own use of the same UCX (pml ucx needs UCP >= 1.15), with the host
   # copies that let a device row's speed rule staging out; and host bw at 64 MiB.
   if [ "$mpi_rows" = 1 ]; then
-    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw -b 1M -e "$gmax" -f "$gstep" \
-      --reference copy-d2h,copy-h2d,copy-d2d
-    OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
-    # The MPI's own ping-pong (no gdrbench code), blocking as osu_latency and with the
-    # non-blocking calls and polling gdrbench makes: the floors under -T mpi latency.
-    for shape in block poll; do
-      f=$1/mpi_pingpong_8.txt; [ $shape = poll ] && f=$1/mpi_pingpong_poll_8.txt
-      [ -x "$pingpong" ] && step 40 "$f" mpirun -q --oversubscribe \
-        --bind-to none -np 2 -x LD_LIBRARY_PATH ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} \
-        --mca pml ucx "$pingpong" 8 10000 device $shape
-    done
+    [ -n "$mpis" ] && OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw $(range "$mpis") \
+      -f "$gstep" --reference copy-d2h,copy-h2d,copy-d2d
+    if [ "$2" = 1 ] || is_open mpilat; then
+      OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
+      # The MPI's own ping-pong (no gdrbench code), blocking as osu_latency and with the
+      # non-blocking calls and polling gdrbench makes: the floors under -T mpi latency.
+      for shape in block poll; do
+        f=$1/mpi_pingpong_8.txt; [ $shape = poll ] && f=$1/mpi_pingpong_poll_8.txt
+        [ -x "$pingpong" ] || [ -n "$dry" ] && step 40 "$f" mpirun -q --oversubscribe \
+          --bind-to none -np 2 -x LD_LIBRARY_PATH ${CUDA_MPS_PIPE_DIRECTORY:+-x CUDA_MPS_PIPE_DIRECTORY} \
+          --mca pml ucx "${pingpong:-mpi_pingpong}" 8 10000 device $shape
+      done
+    fi
   fi
-  PIN_CPUS=$host_cpus gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
+  is_open host && PIN_CPUS=$host_cpus gdr "$1" gdr_host 40 -T ucx -m host -t bw -b 64M -e 64M
+  return 0
 }
-ucxpt_round() {  # DIR COUNTS_DIR: ucx_perftest's rows of one round
+ucxpt_round() {  # DIR COUNTS_DIR ROUND: ucx_perftest's rows of one round
   local s
-  for s in $gsizes; do ucxpt "$1" tag_bw "$s" cuda "$2"; ucxpt "$1" tag_lat "$s" cuda "$2"; done
-  ucxpt "$1" tag_lat 8 cuda "$2"
-  PIN_CPUS=$host_cpus ucxpt "$1" tag_bw 67108864 host "$2" host_
+  for s in $gsizes; do
+    is_open bw "$s" && ucxpt "$1" tag_bw "$s" cuda "$2"
+  done
+  { [ "$3" = 1 ] || is_open lat; } && ucxpt "$1" tag_lat 8 cuda "$2"
+  is_open host && PIN_CPUS=$host_cpus ucxpt "$1" tag_bw 67108864 host "$2" host_
+  return 0
 }
 
-# NAME: one full comparison into $work/NAME: each tool twice, in ABBA order (r1: gdrbench then
-# ucx_perftest; r2: ucx_perftest then gdrbench), so that neither always runs first on a GPU
-# whose clocks are still rising (seen: both tools swing between two levels at 1-8 MiB).
+all_pieces() {  # VARIANT: every piece of the gate's targets (round 1 measures them all)
+  local s
+  for s in $gsizes; do echo "bw $s"; [ "$mpi_rows" = 1 ] && echo "mpi $s"; done
+  echo "host 67108864"
+  if [ "$1" = mps ]; then echo "lat 8"; [ "$mpi_rows" = 1 ] && echo "mpilat 8"; fi
+  return 0
+}
+
+# NAME [DEADLINE]: one variant into $work/NAME, rounds r1, r2, ... in ABBA order (odd rounds:
+# gdrbench then ucx_perftest; even: the other way), so that neither tool always runs first on a
+# GPU whose clocks are still rising. After each round peers_table.py judges every gate target
+# (jobs/gpu/gate_rule.py) and the next round measures only what is still open. It stops when
+# nothing is open, at ROUND_CAP rounds, or when the last round's length (the next measures no
+# more than it) would pass DEADLINE (epoch seconds; default: the end of BUDGET_S).
 gpu_variant() {
-  local dir=$work/$1 r
-  rm -rf "$dir"; mkdir -p "$dir"
+  local dir=$work/$1 r deadline=${2:-$(( t0 + budget ))} t_round est=0 why="round cap ($round_cap)"
+  local dsec; read -ra dsec <<<"${DRY_ROUND_S:-60}"
+  rm -rf "$dir"; mkdir -p "$dir"; odir=$dir
   # 2 ranks on the one GPU (GPU 0 where there are more), as ucx_perftest's two processes.
   (( ngpu > 1 )) && export CUDA_VISIBLE_DEVICES=0
-  for r in $(seq 1 "$nrounds"); do
+  all_pieces "$1" >"$dir/open.txt"
+  for r in $(seq 1 "$round_cap"); do
+    if (( r > 1 )); then
+      if [ -n "$dry" ]; then
+        echo "+ $py $table open ${dir#$work/} --sizes $gsizes --lat-sizes 8 > ${dir#$work/}/open.txt"
+        [ -n "${DRY_OPEN_ROUNDS:-}" ] && (( r > DRY_OPEN_ROUNDS )) && : >"$dir/open.txt"
+      else
+        "$py" "$table" open "$dir" --sizes $gsizes --lat-sizes 8 >"$dir/open.txt" 2>"$dir/open-r$r.err" ||
+          { stamp "$1: peers_table.py open failed ($(head -1 "$dir/open-r$r.err")): stopping"; why="judge failed"; break; }
+      fi
+      if [ ! -s "$dir/open.txt" ]; then why="every gate target resolved"; break; fi
+      if (( $(now) + est > deadline )); then
+        why="time budget (round $((r - 1)) took $est s, $(( deadline - $(now) )) s left)"; break
+      fi
+    fi
+    echo "$1 round $r: measures $(tr '\n' ' ' <"$dir/open.txt" | sed 's/ $//')"
+    t_round=$(now)
     mkdir -p "$dir/r$r"
-    if (( r % 2 )); then gdr_p2p_round "$dir/r$r"; ucxpt_round "$dir/r$r" "$dir/r$r"
-    else ucxpt_round "$dir/r$r" "$dir/r$((r - 1))"; gdr_p2p_round "$dir/r$r"; fi
+    if (( r % 2 )); then gdr_p2p_round "$dir/r$r" "$r"; ucxpt_round "$dir/r$r" "$dir/r1" "$r"
+    else ucxpt_round "$dir/r$r" "$dir/r1" "$r"; gdr_p2p_round "$dir/r$r" "$r"; fi
+    [ -n "$dry" ] && fake_now=$(( fake_now + ${dsec[r - 1]:-${dsec[${#dsec[@]} - 1]}} ))
+    est=$(( ($(now) - t_round) * 11 / 10 ))
+    stamp "$1: round $r done"
   done
-  stamp "$1: $nrounds rounds done"
+  local n=$(ls -d "$dir"/r[0-9]* 2>/dev/null | wc -l)
+  stamp "$1: $n rounds, stopped on: $why"
+  echo "$1: $n rounds, stopped on: $why" >"$dir/stop.txt"
   if (( ngpu > 1 )); then
     export CUDA_VISIBLE_DEVICES=0,1 NCCL_NVLS_ENABLE=0   # NVLink multicast off (KINDS.md)
     gdr "$dir" gdr_nccl 150 -T ucx -m cuda --path direct -t latency,bw,bibw --reference nccl -b 1M -e "$gmax"
@@ -181,6 +243,9 @@ gpu_build() {  # device_build.sh says which CUDA UCX (with bin/ucx_perftest) it 
   if [ -z "$dry" ] && [ -z "${GDRBENCH:-}" ]; then
     timeout 300 "$root/jobs/gpu/device_build.sh" "$gbuild" || { echo "build failed"; return 1; }
     stamp "built"
+  elif [ -n "$dry" ]; then
+    echo "+ timeout 300 jobs/gpu/device_build.sh $gbuild"
+    fake_now=$(( fake_now + ${DRY_BUILD_S:-70} )); stamp "built (simulated: DRY_BUILD_S)"
   fi
   [ -n "${GDRBENCH:-}" ] || . "$root/jobs/gpu/ucx_env.sh" "$gbuild"
   bin=${GDRBENCH:-$gbuild/gdrbench} perftest=${UCX_PERFTEST:-${ucx_bin:-/tmp/ucx/bin}/ucx_perftest}
@@ -192,10 +257,10 @@ gpu_sizes() {
   # each tool's 64 MiB host bw swung 4.2-8.6 GB/s with where its processes landed, and a gate
   # read 0.91 from that alone (results/archive/20261204_h200_ucx113-host-probe.txt).
   host_cpus=${HOST_CPUS:-0,1}
-  gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} nrounds=${ROUNDS:-3} gtests=${GDR_TESTS:-latency,bw,bibw}
+  gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} round_cap=${ROUND_CAP:-16} gtests=${GDR_TESTS:-latency,bw,bibw}
   gsizes=$(sweep 1048576 "$gmax" "$gstep")
   # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
-  local v; v=$("$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# \(Library version:\|Version\) \([0-9]*\.[0-9]*\).*/\2/p' | head -1)
+  local v; v=$(ucx_version)
   mpi_rows=${MPI_ROWS:-$(awk -v v="${v:-0}" 'BEGIN { split(v, a, "."); print (a[1] > 1 || a[2] >= 15) ? 1 : 0 }')}
   pingpong=
   if [ "$mpi_rows" = 1 ] && [ -z "$dry" ]; then
@@ -210,27 +275,60 @@ gpu_half() {
   { nvidia-smi -L; "$(dirname "$perftest")/ucx_info" -v; } >"$work/env.txt" 2>&1
   stamp "$ngpu GPU(s); raw outputs in $work"
   [ -n "$dry" ] || [ -x "$perftest" ] || stamp "no $perftest: the ucx_perftest columns stay empty"
-  gpu_variant no-mps
+  # Both MPS variants in one call: the time left after the build (less RESERVE_S for the
+  # table and the tarball) is split; no-mps may use GATE_SPLIT (50) % of it, mps gets all
+  # that is left when no-mps stops, so time no-mps did not need goes to mps.
+  local reserve=${RESERVE_S:-15} left no_mps_end
+  left=$(( budget - ($(now) - t0) - reserve ))
+  no_mps_end=$(( $(now) + left * ${GATE_SPLIT:-50} / 100 ))
+  stamp "measuring: $left s; no-mps until +$(( no_mps_end - t0 )) s, mps the rest"
+  # GATE_SPLIT=0: mps alone; 100: no-mps alone (a whole call for the variant left unresolved).
+  [ "${GATE_SPLIT:-50}" != 0 ] && gpu_variant no-mps "$no_mps_end"
   # The mps variant is this script again inside jobs/with_mps.sh, which starts the daemon,
   # checks that it answers, and stops it however the variant ends (refused if one runs).
-  local left=$(( budget - ($(date +%s) - t0) ))
-  if [ -n "$dry" ]; then echo "+ jobs/with_mps.sh $0 gpu-variant mps"
+  left=$(( budget - ($(now) - t0) - reserve ))
+  if [ "${GATE_SPLIT:-50}" = 100 ]; then :
+  elif [ -n "$dry" ]; then
+    echo "+ jobs/with_mps.sh $0 gpu-variant mps   (BUDGET_S=$left; its rounds, as a dry run here:)"
+    gpu_variant mps "$(( $(now) + left ))"
   else
     WORK=$work GDRBENCH=$bin UCX_PERFTEST=$perftest NGPU=$ngpu BUDGET_S=$left \
       "$root/jobs/with_mps.sh" bash "$root/jobs/gpu/bench_vs_peers.sh" gpu-variant mps 2>&1 |
       tee "$work/mps-run.txt"
     stamp "mps variant: with_mps.sh exit ${PIPESTATUS[0]} (2: refused, 3: MPS did not start or stop)"
   fi
-  [ -n "$dry" ] && return 0
-  "$py" "$table" gpu "$work"/no-mps $( [ -d "$work/mps" ] && echo "$work/mps") \
-    --sizes $gsizes --lat-sizes 8 >"$work/table.txt" 2>&1
+  local name; name=$(archive_name)
+  if [ -n "$dry" ]; then
+    echo "+ $py $table gpu no-mps mps --sizes $gsizes --lat-sizes 8 > \$OUT/$name.txt (and \$OUT/summary.txt)"
+    echo "+ tar -czf \$OUT/$name.tgz $(basename "$work")"
+    return 0
+  fi
+  {
+    echo "# $(date -u '+%F %T') UTC, $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)," \
+      "commit ${GDR_COMMIT:-$(git -C "$root" rev-parse --short=12 HEAD 2>/dev/null)}, UCX $(ucx_version)," \
+      "BUDGET_S=$budget ROUND_CAP=$round_cap GATE_SPLIT=${GATE_SPLIT:-50} MAXBYTES=$gmax"
+    cat "$work"/*/stop.txt 2>/dev/null
+  } >"$work/table.txt"
+  "$py" "$table" gpu $(for v in no-mps mps; do [ -d "$work/$v" ] && echo "$work/$v"; done) \
+    --sizes $gsizes --lat-sizes 8 >>"$work/table.txt" 2>&1
   local rc=$?
-  echo "peers_table: exit $rc (1: a gate target missed, a device row without path or %peak, or some output missing)" >>"$work/table.txt"
-  tar -C "$(dirname "$work")" -czf "$OUT/bench_vs_peers.tgz" "$(basename "$work")"
+  echo "peers_table: exit $rc (1: a gate target shown missed, a device row without path or %peak, or some output missing)" >>"$work/table.txt"
+  tar -C "$(dirname "$work")" -czf "$OUT/$name.tgz" "$(basename "$work")"
   cp "$work/table.txt" "$OUT/summary.txt"
-  stamp "details: \$OUT/bench_vs_peers.tgz; table: \$OUT/summary.txt"
+  cp "$work/table.txt" "$OUT/$name.txt"
+  stamp "details: \$OUT/$name.tgz; table: \$OUT/$name.txt (for results/archive) and \$OUT/summary.txt"
   cat "$work/table.txt"
   return $rc
+}
+
+ucx_version() { "$(dirname "$perftest")/ucx_info" -v 2>/dev/null | sed -n 's/^# \(Library version:\|Version\) \([0-9.]*\).*/\2/p' | head -1; }
+# The name results/archive gives a gate's table: date, GPU, what ran, UCX, commit.
+archive_name() {
+  local gpu ucx commit
+  gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1 | grep -oiE 'h100|h200|a100|b200|gh200' | head -1)
+  ucx=$(ucx_version | awk -F. '{print $1 $2}')
+  commit=${GDR_COMMIT:-$(git -C "$root" rev-parse --short=7 HEAD 2>/dev/null)}
+  echo "$(date -u +%Y%m%d)_${gpu:-gpu}_gpu-gate-ucx${ucx:-unknown}-${commit:-nocommit}" | tr 'A-Z' 'a-z'
 }
 
 case $mode in

@@ -42,4 +42,4 @@ if command -v nvidia-cuda-mps-control >/dev/null && [ "$np" = 2 ]; then
     echo "MPS did not start"
   fi
 fi
-/usr/bin/env python3 "$root/jobs/gpu/summarize.py" "$OUT"/*.jsonl
+/usr/bin/env python3 "$root/jobs/gpu/full_sweep_table.py" "$OUT"/*.jsonl

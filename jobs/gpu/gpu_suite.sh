@@ -5,10 +5,14 @@
 # usage: jobs/gpu/gpu_suite.sh [tests|measure|gate [wheel|tarball]|all]   (default all)
 #   all = tests, then the gate on both UCX builds; exit non-zero when any part fails.
 #   gate UCX: jobs/gpu/bench_vs_peers.sh gpu built against that UCX (wheel: 1.22, tarball:
-#   1.13.1), 2 ranks on one GPU, without and with MPS, ROUNDS (3) ABBA rounds against
-#   ucx_perftest; exits 1 when a target of docs/gpu-gate.md is missed or a device row has
-#   no established path or no %peak. One gate takes 4-8 minutes (the lent machine's
-#   10-minute call limit: run `gate wheel` and `gate tarball` as two calls there).
+#   1.13.1), 2 ranks on one GPU, without and with MPS, paired ABBA rounds against ucx_perftest
+#   added one at a time until every target of docs/gpu-gate.md is resolved, ROUND_CAP (16)
+#   rounds or BUDGET_S (520 s, build included) ends it; exits 1 only on a target shown missed,
+#   a device row without an established path or %peak, or missing output. About 9 minutes:
+#   one call of the lent machine each (`gate wheel`, `gate tarball`). DRY_RUN=1 prints every
+#   command it would run, its rounds on a simulated clock (bench_vs_peers.sh's DRY_* knobs).
+#   measure: latency_probe.cu (what one GPU operation costs, alone and beside a second context),
+#   the staged chunk sweep, the main sweep, copy ceilings, NCCL at 1 rank.
 #   GDR_CHUNKS="256K 1M 4M"  staged chunk sizes to sweep (p2p bw, staged over mpi; measure)
 #   GDR_MAX=256M             largest p2p/allreduce size of the main sweep (measure)
 set -u
@@ -74,6 +78,13 @@ EOF
 
 if [ "$what" = measure ]; then
   max=${GDR_MAX:-256M}
+  # 0. What one GPU operation costs here: alone, then beside a second, idle context.
+  if nvcc -O2 -arch=sm_90 -std=c++17 -o "$build/latency_probe" "$root/jobs/gpu/latency_probe.cu" >"$out/latency_probe.txt" 2>&1; then
+    { for m in auto spin block; do "$build/latency_probe" $m; done
+      echo "-- with a second, idle process holding a context on the GPU"
+      "$build/latency_probe" auto 8 & sleep 3; "$build/latency_probe" auto; wait; } >>"$out/latency_probe.txt" 2>&1
+  fi
+  stamp "latency probe: $(grep -c . "$out/latency_probe.txt") lines in \$OUT/latency_probe.txt"
   # 1. The staged chunk size: p2p bw over mpi on device memory per chunk size.
   for ch in ${GDR_CHUNKS:-256K 1M 4M 16M}; do
     GDR_STAGE_CHUNK=$ch timeout 120 "${mpi[@]}" -np 2 "$bin" run -t bw,allreduce -T mpi -m cuda --path staged \
