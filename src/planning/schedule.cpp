@@ -162,24 +162,25 @@ GatheredHosts gather_host_map(Bootstrap& boot, const RunOptions& opt) {
   return out;
 }
 
-// The cases of the plan when only the first k rounds run.
-static int cases_at_rounds(const RunOptions& opt, PlanInputs in, int k) {
-  in.layout.max_rounds = k;
-  return static_cast<int>(plan_run(opt, in).cases.size());
+// The cases of `plan` that run when only the first k rounds of rounds/host-rounds run: the same
+// plan cut at round k (a round limit drops the later rounds' steps and changes no other case).
+static int cases_within_rounds(const RunPlan& plan, int k) {
+  return static_cast<int>(std::count_if(plan.cases.begin(), plan.cases.end(),
+                                        [k](const Planned& c) { return round_of(c.params) < k; }));
 }
 
 // A budget too small for every round of `rounds` or `host-rounds`: the most rounds that fit
 // (a sample, as --max-rounds N runs), by the same model (results/gdranalysis/schedule.py
-// rounds_that_fit); 0 when not even one does, or --max-rounds is given. Cases grow by the
-// same count each round, so two small plans give the count at any round limit.
-static int rounds_that_fit(const RunOptions& opt, const PlanInputs& in, int retests) {
+// rounds_that_fit); 0 when not even one does, or --max-rounds is given. Counted on the plan
+// of every round, cut at each count: no plan is made again.
+static int rounds_that_fit(const RunOptions& opt, const RunPlan& plan, int retests) {
+  const PlanInputs& in = plan.inputs;
   const bool by_host = uses(opt, "host-rounds"), by_rank = uses(opt, "rounds");
   if (opt.max_rounds > 0 || (!by_host && !by_rank)) return 0;
   const int ranks = in.layout.ranks, hosts = std::max(1, hosts_of(in.layout));
   const int all = std::min(by_host ? patterns::rounds(hosts) : ranks, by_rank ? patterns::rounds(ranks) : ranks);
-  const int one = cases_at_rounds(opt, in, 1), per_round = cases_at_rounds(opt, in, 2) - one;
   for (int k = all - 1; k >= 1; --k)
-    if (fit_budget(opt.budget_s, one + per_round * (k - 1) + retests, hosts).case_time_s >= kMinCaseTimeS) return k;
+    if (fit_budget(opt.budget_s, cases_within_rounds(plan, k) + retests, hosts).case_time_s >= kMinCaseTimeS) return k;
   return 0;
 }
 
@@ -187,15 +188,17 @@ namespace {
 
 // With --budget: the case time (and the rounds) that fit, the plan laid out at them, and the
 // budget's facts and notes; `problem` when even the fewest rounds do not fit.
-Scheduled schedule_budget(const RunOptions& opt, PlanInputs in, int cases) {
+Scheduled schedule_budget(const RunOptions& opt, const RunPlan& every) {
+  PlanInputs in = every.inputs;
+  const int cases = static_cast<int>(every.cases.size());
   const int hosts = std::max(1, hosts_of(in.layout));
   // The retests' share: rounds x 3 steps set aside beside the planned cases (src/planning/retest.h).
   const int retests = retest_reserve_cases(opt);
   BudgetPlan b = fit_budget(opt.budget_s, cases + retests, hosts);
   const double every_round_s = std::ceil(b.min_budget_s);
-  const int sample = b.case_time_s < kMinCaseTimeS ? rounds_that_fit(opt, in, retests) : 0;
+  const int sample = b.case_time_s < kMinCaseTimeS ? rounds_that_fit(opt, every, retests) : 0;
   if (sample > 0)  // a sample of rounds fits the model where every round does not: start with it
-    b = fit_budget(opt.budget_s, cases_at_rounds(opt, in, sample) + retests, hosts);
+    b = fit_budget(opt.budget_s, cases_within_rounds(every, sample) + retests, hosts);
   Scheduled out;
   if (b.case_time_s < kMinCaseTimeS) {
     out.problem = fmt::format("--budget {:g} s is below the minimum {:.0f} s for {} cases on {} hosts ({:g} s of "
@@ -252,7 +255,7 @@ Scheduled schedule_run(const RunOptions& opt, int ranks, std::shared_ptr<const p
   Scheduled out;
   out.plan = plan_run(opt, in);
   if (opt.budget_s > 0) {
-    out = schedule_budget(opt, in, static_cast<int>(out.plan.cases.size()));
+    out = schedule_budget(opt, out.plan);
     if (!out.problem.empty()) return out;
   }
   record_schedule(opt, out.plan);
