@@ -23,15 +23,22 @@ case ${1:-} in
     # The base tree's own device_build.sh finds the bundle beside it.
     mkdir -p "$base/.device" && ln -sfn "$root/.device/gpu" "$base/.device/gpu"
     # One unpack of the carried UCX first, so the two builds below do not race to make it.
-    GDR_DEVICE_TARGETS=gdrbench OUT=/tmp/so-out-new bash "$root/jobs/gpu/device_build.sh" "$new" \
-      >/tmp/so-build-new.log 2>&1 &
+    # This tree's build goes where jobs/gpu/gpu_suite.sh looks (build-device), with the targets
+    # its gpu tests run, so a `gpu_suite.sh tests` after this reuses it.
+    mkdir -p /tmp/so-out-new /tmp/so-out-old
+    GDR_DEVICE_TARGETS="gdrbench gdr_dmabuf_probe" OUT=/tmp/so-out-new \
+      bash "$root/jobs/gpu/device_build.sh" "$root/build-device" >/tmp/so-build-new.log 2>&1 &
+    pid_new=$!
     sleep 20
     GDR_COMMIT=${GDR_BASE_COMMIT:-base} GDR_DEVICE_TARGETS=gdrbench OUT=/tmp/so-out-old \
       bash "$base/jobs/gpu/device_build.sh" "$old" >/tmp/so-build-old.log 2>&1
     rc_old=$?
-    wait $!
+    wait $pid_new
     rc_new=$?
-    tail -3 /tmp/so-build-old.log /tmp/so-build-new.log
+    for f in /tmp/so-build-old.log /tmp/so-out-old/build.log /tmp/so-build-new.log /tmp/so-out-new/build.log; do
+      echo "== $f"; tail -n 5 "$f" 2>/dev/null
+    done
+    ln -sfn "$root/build-device" $new
     [ $rc_old -eq 0 ] && [ $rc_new -eq 0 ] && [ -x $old/gdrbench ] && [ -x $new/gdrbench ] ;;
   run)
     [ -x $old/gdrbench ] && [ -x $new/gdrbench ] || { echo "same_outputs_gpu: build first" >&2; exit 2; }

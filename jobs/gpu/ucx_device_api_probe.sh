@@ -12,6 +12,8 @@
 # bench_vs_peers.sh runs ucx_perftest), the client with `-a cuda` (that flag is what makes
 # ucx_perftest launch its CUDA kernel instead of posting from the host; UCX's own CI passes
 # it to the client only, the server takes the test from the client):
+#   control the harness first, posting from the host (tag_lat and ucp_put_lat without -a), then
+#          one device put at UCX_LOG_LEVEL=debug (where it stops, if it hangs);
 #   core   every line of the wheel's share/ucx/perftest/test_types_ucp_device_cuda
 #          (ucp_put_bw, ucp_put_lat at 8 B and 1 KiB; 1 thread, 32 threads, a warp);
 #   extra  ucp_put_bw at 64 KiB, 1 MiB and 16 MiB; 32 threads x 4 blocks (-T 32:4); the block
@@ -57,6 +59,17 @@ ucp_device_cuda_bw_1k_1warp                -t ucp_put_bw -m cuda -s 1024 -n 1000
 ucp_device_cuda_lat_1k_1warp               -t ucp_put_lat -m cuda -s 1024 -n 10000 -T 32 -L warp
 EOF
 }
+# The harness's own check, first in every phase: the same server and client posting from the
+# host (no -a), a tag ping-pong and a put, so a device try that hangs is told from a harness
+# that cannot connect. The last one asks UCX to say, at debug level, where a device put stops.
+control_tries() {
+  cat <<'EOF'
+host_tag_lat_8b accel=none -- -t tag_lat -m cuda -s 8 -n 1000
+host_put_lat_8b accel=none -- -t ucp_put_lat -m cuda -s 8 -n 1000
+debug_lat_8b UCX_LOG_LEVEL=debug -- -t ucp_put_lat -m cuda -s 8 -n 100
+EOF
+}
+
 # NAME [ENV=VALUE ...] -- ARGS: beyond UCX's list. "noaccel" means: without -a (host posts).
 extra_tries() {
   cat <<'EOF'
@@ -146,6 +159,12 @@ verdict() {
 # run_phase WORK MPS SETS (core, extra or core,extra)
 run_phase() {
   local work=$1 mps=$2 sets=$3 name rest line
+  if [[ ,$sets, == *,control,* ]]; then
+    while read -r line; do
+      # shellcheck disable=SC2086
+      try_one "$work" "$mps" $line
+    done < <(control_tries)
+  fi
   if [[ ,$sets, == *,core,* ]]; then
     while read -r name rest; do
       [ -n "$name" ] && [ "${name:0:1}" != "#" ] || continue
@@ -260,15 +279,15 @@ fi
 : >"$work/rows.tsv"
 deadline=$(( t0 + budget * 35 / 100 ))
 [ -n "$dry" ] && echo "# phase 1: core, without MPS"
-run_phase "$work" off core
+run_phase "$work" off control,core
 deadline=$(( t0 + budget * 80 / 100 ))
 [ -n "$dry" ] && echo "# phase 2: core and extra, under MPS"
 if [ -n "$dry" ]; then
-  echo "+ jobs/with_mps.sh bash $self --phase WORK on core,extra DEADLINE ..."
-  run_phase "$work" on core,extra
+  echo "+ jobs/with_mps.sh bash $self --phase WORK on control,core,extra DEADLINE ..."
+  run_phase "$work" on control,core,extra
 else
   PHASE_LD_LIBRARY_PATH=$LD_LIBRARY_PATH timeout $(( deadline - $(date +%s) + 20 )) \
-    "$root/jobs/with_mps.sh" bash "$self" --phase "$work" on core,extra "$deadline" "$perftest" "$t0" \
+    "$root/jobs/with_mps.sh" bash "$self" --phase "$work" on control,core,extra "$deadline" "$perftest" "$t0" \
     >"$work/mps_phase.txt" 2>&1
   rc=$?
   echo "[$(( $(date +%s) - t0 )) s] MPS phase: exit $rc ($(tr '\n' ' ' <"$work/mps_phase.txt" | cut -c1-300))" >>"$work/steps.txt"
