@@ -12,12 +12,12 @@ cannot vouch for anything, so a gate built on the command fails.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 
 from . import SCHEMA_VERSION, __version__
+from .jsonout import dump_json
 from .schema import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_UNTRUSTED = 0, 1, 2, 3, 4
@@ -30,28 +30,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # One line, status 2, like the other bad-input errors.
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _json_default(o):
-    if hasattr(o, "item"):
-        return o.item()
-    return str(o)
-
-
-def _clean(o):
-    """NaN/inf are not JSON: write null."""
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    return o
-
-
-def dump_json(obj, stream=None):
-    json.dump(_clean(obj), stream or sys.stdout, indent=1, default=_json_default, allow_nan=False)
-    (stream or sys.stdout).write("\n")
 
 
 MAX_PCT = 1e4

@@ -20,6 +20,9 @@ import numpy as np
 
 from . import SCHEMA_VERSION
 from .env import env_value, seconds
+from .errors import InputError  # re-exported: the package's callers import it from here
+from .h5values import as_scalar, as_text
+from .schema_patterns import read_flows, read_links
 
 # The fields that identify a case across runs (see compare).
 KEY_FIELDS = ("test", "transport", "reference", "mem", "path", "dtype", "op",
@@ -44,27 +47,8 @@ KIND_ORDER = ("collective", "latency", "bandwidth")
 MAX_RANKS = 1 << 24  # more than any machine has; a bigger count is a damaged file
 
 
-class InputError(Exception):
-    """A file the analysis cannot use; the message is one line."""
-
-
 class HDF5LibraryError(InputError):
     """libhdf5 hung or crashed on a (corrupt) file: read in a child, see load_run."""
-
-
-def _text(v):
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, np.ndarray) and v.shape == ():
-        return _text(v[()])
-    return v
-
-
-def _scalar(v):
-    v = _text(v)
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 @dataclasses.dataclass
@@ -237,7 +221,7 @@ def case_key(a: dict) -> tuple:
 
 
 def parse_utc(s) -> datetime | None:
-    s = _text(s)
+    s = as_text(s)
     if not isinstance(s, str) or not s:
         return None
     try:
@@ -390,10 +374,9 @@ def _load_here(path: str, summary: bool = False) -> Run:
 
 def _read(path, f, summary=False) -> Run:
     import h5py
-    from .schema_patterns import read_flows, read_links
     if "schema_version" not in f.attrs:
         raise InputError(f"{path}: not a gdrbench result file (no schema_version attribute)")
-    v = _scalar(f.attrs["schema_version"])
+    v = as_scalar(f.attrs["schema_version"])
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if not isinstance(v, int) or isinstance(v, bool):
@@ -406,7 +389,7 @@ def _read(path, f, summary=False) -> Run:
     if "cases" not in f or not hasattr(f["cases"], "items"):
         raise InputError(f"{path}: not a gdrbench result file (no /cases group)")
 
-    attrs = {k: _scalar(val) for k, val in f.attrs.items()}
+    attrs = {k: as_scalar(val) for k, val in f.attrs.items()}
     run_warnings = []
     status = attrs.get("status", "")
     if status == "running":
@@ -433,17 +416,17 @@ def _read(path, f, summary=False) -> Run:
                                     or f["ranks"][n].shape[0] > min(MAX_RANKS, max_bytes)):
                 raise InputError(f"{path}: /ranks/{n} is not a list of ranks")
         if "host" in f["ranks"]:
-            hosts = [str(_text(h)) for h in f["ranks/host"][()]]
+            hosts = [str(as_text(h)) for h in f["ranks/host"][()]]
         if "local_rank" in f["ranks"]:
             local = [int(x) for x in f["ranks/local_rank"][()]]
-        devices = {n: [str(_text(x)) for x in f["ranks"][n][()]] if n in f["ranks"] else []
+        devices = {n: [str(as_text(x)) for x in f["ranks"][n][()]] if n in f["ranks"] else []
                    for n in ("gpu", "hca")}
-    facts = {k: _scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
-    env = {k: _scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
+    facts = {k: as_scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
+    env = {k: as_scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
 
     def read_case(name):
         g = f["cases"][name]
-        a = {k: _scalar(val) for k, val in g.attrs.items()}
+        a = {k: as_scalar(val) for k, val in g.attrs.items()}
         missing = sorted(REQUIRED_CASE_ATTRS - a.keys())
         if missing:
             raise InputError(f"{path}: case {name} lacks attribute(s) {', '.join(missing)}")

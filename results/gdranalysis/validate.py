@@ -25,6 +25,7 @@ import time
 
 from . import schedule
 from .env import env_value, executable, words
+from .jsonout import dump_json
 from .schema import InputError
 from .validate_verdict import apply_retests, down_links, findings_of, format_table, host_verdicts, write_junit
 
@@ -398,7 +399,6 @@ def validate(a) -> int:
                                                                   for f in findings],
            "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
            "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
-    from .cli import dump_json
     with open(os.path.join(a.out, "validate.json"), "w", encoding="utf-8") as f:
         dump_json(doc, f)
     write_junit(os.path.join(a.out, "validate.xml"), verdicts, elapsed)
