@@ -12,12 +12,12 @@ cannot vouch for anything, so a gate built on the command fails.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
 import sys
 
 from . import SCHEMA_VERSION, __version__
+from .jsonout import dump_json
 from .schema import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_UNTRUSTED = 0, 1, 2, 3, 4
@@ -30,28 +30,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # One line, status 2, like the other bad-input errors.
         self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
-
-
-def _json_default(o):
-    if hasattr(o, "item"):
-        return o.item()
-    return str(o)
-
-
-def _clean(o):
-    """NaN/inf are not JSON: write null."""
-    if isinstance(o, float):
-        return o if math.isfinite(o) else None
-    if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_clean(v) for v in o]
-    return o
-
-
-def dump_json(obj, stream=None):
-    json.dump(_clean(obj), stream or sys.stdout, indent=1, default=_json_default, allow_nan=False)
-    (stream or sys.stdout).write("\n")
 
 
 MAX_PCT = 1e4
@@ -242,7 +220,23 @@ def build_parser() -> argparse.ArgumentParser:
                            metavar="{compare,stragglers,suspects,report,history,baseline,export,validate,simulate}",
                            parser_class=_Parser)
     sub.required = True
+    _add_compare(sub)
+    _add_stragglers(sub)
+    _add_suspects(sub)
+    _add_report(sub)
+    _add_history(sub)
+    _add_baseline(sub)
+    _add_export(sub)
+    from .simulate import add_parser as add_simulate
+    add_simulate(sub)
+    from .validate import add_parser as add_validate
+    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed or the run's data were wrong; 2: bad input; "
+                 "3: validate could not finish.")
+    return p
 
+
+def _add_compare(sub):
+    """`compare BASE.h5 NEW.h5`: case by case, with a bootstrap interval."""
     c = sub.add_parser("compare", help="compare two runs case by case; exit 1 on a regression",
                        description="Match the cases of two runs and give, per case, the median time of "
                        "both, the ratio new/base with a bootstrap confidence interval, and a verdict. "
@@ -265,6 +259,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "cases (auto, default), none (off), or a given sd in percent")
     c.set_defaults(func=cmd_compare)
 
+
+def _add_stragglers(sub):
+    """`stragglers RUN.h5`: ranks and hosts slower than the median rank."""
     s = sub.add_parser("stragglers", help="per case, the ranks and hosts slower than the median rank",
                        description="For one run, per case: each rank's median time over the median of "
                        "the rank medians; ranks above 1 + threshold are flagged. Summaries per rank and host.")
@@ -277,6 +274,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--fail", action="store_true", help="exit 1 when a straggler is found")
     s.set_defaults(func=cmd_stragglers)
 
+
+def _add_suspects(sub):
+    """`suspects RUN.h5`: links, ranks and hosts that are outliers."""
     u = sub.add_parser("suspects", help="the links, ranks and hosts that are outliers; exit 1 if any",
                        description="For one run: links (from --pattern rounds or --pairs all), sender and "
                        "receiver effects per rank, and ranks in incast/fanout/neighbor cases that are "
@@ -295,6 +295,9 @@ def build_parser() -> argparse.ArgumentParser:
     u.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     u.set_defaults(func=cmd_suspects)
 
+
+def _add_report(sub):
+    """`report RUN.h5 --html OUT.html`: the HTML report."""
     r = sub.add_parser("report", help="self-contained HTML report with plots",
                        description="Write one HTML file (plots embedded as PNG) describing a run: bus "
                        "bandwidth and latency against message size, direct-over-staged speedup, per-rank "
@@ -313,6 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "above 1 GB")
     r.set_defaults(func=cmd_report)
 
+
+def _add_history(sub):
+    """`history RUN.h5... --case SPEC`: one case across runs."""
     h = sub.add_parser("history", help="trend of one case across archived runs",
                        description="Print the trend of the case(s) matching --case across result files, "
                        "oldest run first (start_utc). Unreadable files are skipped with a warning.")
@@ -323,6 +329,10 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
     h.set_defaults(func=cmd_history)
+
+
+def _add_baseline(sub):
+    """`baseline RUN.h5...`: each link, GPU and host against its own past."""
     from . import baseline as bl
     b = sub.add_parser("baseline", help="each link, GPU and host against its own past runs; exit 1 on a change",
                        description="From result files with link matrices (--pattern rounds, --pairs), oldest "
@@ -341,6 +351,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"largest z one run adds (default {bl.DEFAULT_CLIP:g}: one run is never enough)")
     b.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     b.set_defaults(func=cmd_baseline)
+
+
+def _add_export(sub):
+    """`export --openmetrics RUN.h5`: Prometheus metrics."""
     e = sub.add_parser("export", help="write a run as Prometheus metrics (node_exporter textfile collector)",
                        description="Write one run's results as Prometheus/OpenMetrics gauges: per sweep point "
                        "busbw, iteration time, %peak, wrong elements, direct/staged; per rank, host and suspect link the "
@@ -352,13 +366,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write FILE atomically (temporary file, then rename) instead of stdout; "
                    "name it *.prom inside node_exporter's --collector.textfile.directory")
     e.set_defaults(func=cmd_export)
-
-    from .simulate import add_parser as add_simulate
-    add_simulate(sub)
-    from .validate import add_parser as add_validate
-    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed or the run's data were wrong; 2: bad input; "
-                 "3: validate could not finish.")
-    return p
 
 
 def _drop_stdout():

@@ -5,6 +5,8 @@ import os
 import shlex
 import shutil
 
+from .errors import InputError
+
 
 def env_value(name: str, parse, want: str, default=None):
     """`name`'s value through `parse` (which raises ValueError on a bad one);
@@ -15,7 +17,6 @@ def env_value(name: str, parse, want: str, default=None):
     try:
         return parse(v)
     except ValueError:
-        from .schema import InputError  # schema reads its timeout here
         raise InputError(f"environment {name}={v[:40]!r}: {want}") from None
 
 

@@ -158,22 +158,8 @@ def _host_pair_matrices(run: Run, add, parts):
                 f"{t.name}: median per host pair (sender row, receiver column); grey: not measured.")
 
 
-def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=strag.DEFAULT_THRESHOLD_PCT,
-               title: str | None = None) -> tuple[str, list]:
-    """The page, and the ids of the images it embeds."""
-    images = []
-    parts = []
-
-    def add(png, ident, alt, caption):
-        if png:
-            parts.append(_img(png, ident, alt, caption))
-            images.append(ident)
-            return True
-        return False
-
-    title = title or f"gdrbench run {os.path.basename(run.path)}"
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-    parts.append(f"<h1>{_e(title)}</h1><p class='sub'>{_e(run.describe())}</p>")
+def _run_notes(run: Run, parts):
+    """The run's warnings: its own, a summary read, wrong results."""
     for w in run.warnings:
         parts.append(f"<p class='note'>{_e(w)}</p>")
     if any(c.summarized for c in run.cases):
@@ -184,12 +170,15 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     if wrong:
         parts.append(f"<p class='bad'>{len(wrong)} case(s) returned wrong results, e.g. {_e(wrong[0])}</p>")
 
-    if cmp is not None and not cmp.cases:
+
+def _baseline_section(cmp: Comparison, add, parts):
+    """Against the baseline: the counts, the ratio plot, the cases not 'same'."""
+    if not cmp.cases:
         parts.append("<h2>Against the baseline</h2>")
         parts.append(f"<p class='note'>The baseline <code>{_e(cmp.base.describe())}</code> has no case in "
                      "common with this run (cases match on test, transport, reference, mem, path, dtype, op, "
                      "bytes, ranks, src, dst): nothing to compare.</p>")
-    elif cmp is not None:
+    else:
         s = cmp.as_dict()["summary"]
         parts.append("<h2>Against the baseline</h2>")
         parts.append(f"<p>Baseline: <code>{_e(cmp.base.describe())}</code><br>"
@@ -207,6 +196,9 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
             parts.append(f"<p><b>{len(changed)} case(s) not 'same':</b></p>" + _comparison_table(cmp, changed))
         parts.append("<details><summary>every common case</summary>" + _comparison_table(cmp, cmp.cases) + "</details>")
 
+
+def _size_sections(run: Run, add, parts):
+    """Bandwidth and latency against size; direct over staged."""
     parts.append("<h2>Bandwidth and latency</h2>")
     add(plots.metric_vs_size(run, "busbw"), "fig-busbw", "bus bandwidth vs message size",
         "Bus bandwidth (GB/s, 1e9 B; allreduce busbw = algbw x 2(n-1)/n) from the median time, log-log.")
@@ -219,6 +211,9 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
         parts.append("<p class='note'>No case ran on both the direct and the staged path "
                      "(run with <code>-m cuda</code> for both).</p>")
 
+
+def _rank_section(run: Run, add, parts, straggler_threshold):
+    """Per-rank heat maps and the stragglers."""
     parts.append("<h2>Per-rank times</h2>")
     rep = strag.analyze(run, straggler_threshold)
     any_heat = False
@@ -229,6 +224,9 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
         parts.append("<p class='note'>No case timed two or more ranks.</p>")
     parts.append(_stragglers_html(rep))
 
+
+def _link_matrices(run: Run, add, parts):
+    """Link matrices: per rank, or per host pair above plots.MAX_RANK_COLUMNS ranks."""
     if run.nranks > plots.MAX_RANK_COLUMNS:
         _host_pair_matrices(run, add, parts)
         tables = []
@@ -244,6 +242,30 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
                 add(link_plots.link_heatmap(t, run.hosts, i, labels), f"fig-links-{t.name}-{int(t.bytes[i])}",
                     f"link matrix {t.name} {int(t.bytes[i])} B",
                     f"{t.name}: median per link (sender row, receiver column) and per host pair; grey: not measured.")
+
+
+def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=strag.DEFAULT_THRESHOLD_PCT,
+               title: str | None = None) -> tuple[str, list]:
+    """The page, and the ids of the images it embeds."""
+    images = []
+    parts = []
+
+    def add(png, ident, alt, caption):
+        if png:
+            parts.append(_img(png, ident, alt, caption))
+            images.append(ident)
+            return True
+        return False
+
+    title = title or f"gdrbench run {os.path.basename(run.path)}"
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    parts.append(f"<h1>{_e(title)}</h1><p class='sub'>{_e(run.describe())}</p>")
+    _run_notes(run, parts)
+    if cmp is not None:
+        _baseline_section(cmp, add, parts)
+    _size_sections(run, add, parts)
+    _rank_section(run, add, parts, straggler_threshold)
+    _link_matrices(run, add, parts)
 
     parts.append("<h2>Run</h2>")
     parts.append(_metadata(run))

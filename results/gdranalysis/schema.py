@@ -20,6 +20,9 @@ import numpy as np
 
 from . import SCHEMA_VERSION
 from .env import env_value, seconds
+from .errors import InputError  # re-exported: the package's callers import it from here
+from .h5values import as_scalar, as_text
+from .schema_patterns import read_flows, read_links
 
 # The fields that identify a case across runs (see compare).
 KEY_FIELDS = ("test", "transport", "reference", "mem", "path", "dtype", "op",
@@ -44,27 +47,8 @@ KIND_ORDER = ("collective", "latency", "bandwidth")
 MAX_RANKS = 1 << 24  # more than any machine has; a bigger count is a damaged file
 
 
-class InputError(Exception):
-    """A file the analysis cannot use; the message is one line."""
-
-
 class HDF5LibraryError(InputError):
     """libhdf5 hung or crashed on a (corrupt) file: read in a child, see load_run."""
-
-
-def _text(v):
-    if isinstance(v, bytes):
-        return v.decode("utf-8", "replace")
-    if isinstance(v, np.ndarray) and v.shape == ():
-        return _text(v[()])
-    return v
-
-
-def _scalar(v):
-    v = _text(v)
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
 
 
 @dataclasses.dataclass
@@ -237,7 +221,7 @@ def case_key(a: dict) -> tuple:
 
 
 def parse_utc(s) -> datetime | None:
-    s = _text(s)
+    s = as_text(s)
     if not isinstance(s, str) or not s:
         return None
     try:
@@ -389,11 +373,29 @@ def _load_here(path: str, summary: bool = False) -> Run:
 
 
 def _read(path, f, summary=False) -> Run:
-    import h5py
-    from .schema_patterns import read_flows, read_links
+    v = _schema_version(path, f)
+    attrs = {k: as_scalar(val) for k, val in f.attrs.items()}
+    status = attrs.get("status", "")
+    run_warnings = _status_warnings(path, attrs, status)
+    nranks = _rank_count(path, attrs)
+    max_bytes = 16 * os.path.getsize(path) + (1 << 20)
+    hosts, local, devices = _rank_lists(path, f, max_bytes)
+    facts = {k: as_scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
+    env = {k: as_scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
+    cases = _read_cases(path, f, v, status, max_bytes, summary, run_warnings)
+    if not hosts:
+        hosts = ["?"] * min(nranks, max_bytes)
+    return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
+               environment=env, cases=cases, warnings=run_warnings,
+               links={} if summary else read_links(path, f, nranks),
+               gpus=devices["gpu"], hcas=devices["hca"])
+
+
+def _schema_version(path, f) -> int:
+    """The file's schema_version, one this package reads, and a /cases group."""
     if "schema_version" not in f.attrs:
         raise InputError(f"{path}: not a gdrbench result file (no schema_version attribute)")
-    v = _scalar(f.attrs["schema_version"])
+    v = as_scalar(f.attrs["schema_version"])
     if isinstance(v, float) and v.is_integer():
         v = int(v)
     if not isinstance(v, int) or isinstance(v, bool):
@@ -405,16 +407,22 @@ def _read(path, f, summary=False) -> Run:
         raise InputError(f"{path}: schema_version {v} is not a gdrbench schema")
     if "cases" not in f or not hasattr(f["cases"], "items"):
         raise InputError(f"{path}: not a gdrbench result file (no /cases group)")
+    return v
 
-    attrs = {k: _scalar(val) for k, val in f.attrs.items()}
+
+def _status_warnings(path, attrs, status) -> list:
+    """The run's warnings for a run that did not end `complete`."""
     run_warnings = []
-    status = attrs.get("status", "")
     if status == "running":
         run_warnings.append(f"{path}: status 'running': the writer died; cases completed before it are used")
     elif status in ("failed", "interrupted"):
         run_warnings.append(f"{path}: status '{status}' ({attrs.get('error', '')}); "
                             "cases completed before it are used")
+    return run_warnings
 
+
+def _rank_count(path, attrs) -> int:
+    """The root's `ranks`, checked, written back into attrs as an int."""
     try:
         nranks = int(attrs.get("ranks", 0) or 0)
     except (TypeError, ValueError, OverflowError):
@@ -423,8 +431,12 @@ def _read(path, f, summary=False) -> Run:
         raise InputError(f"{path}: attribute ranks={attrs.get('ranks')!r} is not a rank count")
     if "ranks" in attrs:
         attrs["ranks"] = nranks
+    return nranks
 
-    max_bytes = 16 * os.path.getsize(path) + (1 << 20)
+
+def _rank_lists(path, f, max_bytes):
+    """/ranks: hosts, local ranks and {"gpu": [...], "hca": [...]}, each a list a rank."""
+    import h5py
     hosts, local, devices = [], [], {"gpu": [], "hca": []}
     if "ranks" in f and hasattr(f["ranks"], "keys"):
         for n in ("host", "local_rank", "gpu", "hca"):
@@ -433,69 +445,23 @@ def _read(path, f, summary=False) -> Run:
                                     or f["ranks"][n].shape[0] > min(MAX_RANKS, max_bytes)):
                 raise InputError(f"{path}: /ranks/{n} is not a list of ranks")
         if "host" in f["ranks"]:
-            hosts = [str(_text(h)) for h in f["ranks/host"][()]]
+            hosts = [str(as_text(h)) for h in f["ranks/host"][()]]
         if "local_rank" in f["ranks"]:
             local = [int(x) for x in f["ranks/local_rank"][()]]
-        devices = {n: [str(_text(x)) for x in f["ranks"][n][()]] if n in f["ranks"] else []
+        devices = {n: [str(as_text(x)) for x in f["ranks"][n][()]] if n in f["ranks"] else []
                    for n in ("gpu", "hca")}
-    facts = {k: _scalar(v) for k, v in f["facts"].attrs.items()} if "facts" in f else {}
-    env = {k: _scalar(v) for k, v in f["environment"].attrs.items()} if "environment" in f else {}
+    return hosts, local, devices
 
-    def read_case(name):
-        g = f["cases"][name]
-        a = {k: _scalar(val) for k, val in g.attrs.items()}
-        missing = sorted(REQUIRED_CASE_ATTRS - a.keys())
-        if missing:
-            raise InputError(f"{path}: case {name} lacks attribute(s) {', '.join(missing)}")
-        for k in INT_FIELDS & a.keys():
-            try:
-                a[k] = int(a[k])
-            except (TypeError, ValueError, OverflowError) as e:
-                raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
-        for k in STR_FIELDS:
-            a[k] = str(a[k])
-        if "pattern" in a:
-            a["pattern"] = str(a["pattern"])
-            try:
-                a["step"] = int(a.get("step", -1))
-            except (TypeError, ValueError, OverflowError) as e:
-                raise InputError(f"{path}: case {name}: attribute step={a.get('step')!r} is not an integer") from e
-        if v < 2:
-            _as_version_2(a)
-        if "times" not in g or not isinstance(g["times"], h5py.Dataset):
-            raise InputError(f"{path}: case {name} has no 'times' dataset")
-        shape = g["times"].shape or ()
-        if len(shape) not in (1, 2):
-            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, expected [ranks, iters]")
-        # Never read more than the case says it holds: a damaged shape (or an
-        # unwritten chunked dataset) could make numpy allocate gigabytes.
-        n = float(np.prod(shape, dtype=np.float64))
-        if "iters" in a and n > max(a["ranks"], 1) * max(a["iters"], 1):
-            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than "
-                             f"ranks x iters = {a['ranks']} x {a['iters']}")
-        if n * 8 > max_bytes:  # gdrbench stores times raw; allow 16x for a compressing copy
-            raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than the "
-                             "file can hold")
-        t = np.asarray(g["times"][()], dtype=np.float64)
-        if t.ndim == 1:
-            t = t[np.newaxis, :]
-        if t.ndim != 2:
-            raise InputError(f"{path}: case {name}: 'times' has shape {t.shape}, expected [ranks, iters]")
-        key = case_key(a)
-        seen[key] = seen.get(key, 0) + 1
-        fl = read_flows(path, name, g, a) if "pattern" in a else None
-        c = Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl)
-        if summary:
-            c.summarize()
-        return c
 
-    # A run that did not end `complete` (a full disk, a kill) may hold a case
-    # cut short as it was written: that case is left out with a note, the
-    # others are used. In a `complete` file any damage is an error.
+def _read_cases(path, f, v, status, max_bytes, summary, run_warnings) -> list:
+    """Every case of /cases. A run that did not end `complete` (a full disk, a
+    kill) may hold a case cut short as it was written: that case is left out
+    with a note in run_warnings, the others are used. In a `complete` file any
+    damage is an error."""
     cases, seen, cut = [], {}, []
     for name in sorted(f["cases"].keys()):
         try:
-            cases.append(read_case(name))
+            cases.append(_read_case(path, f, name, v, max_bytes, seen, summary))
         except (InputError, OSError, KeyError, ValueError) as e:
             if status == "complete":
                 raise
@@ -506,12 +472,70 @@ def _read(path, f, summary=False) -> Run:
     if len(cut) > 1:
         run_warnings.append(f"{path}: {len(cut)} incomplete case(s) left out in all ({', '.join(cut[:5])}"
                             f"{', ...' if len(cut) > 5 else ''})")
-    if not hosts:
-        hosts = ["?"] * min(nranks, max_bytes)
-    return Run(path=path, attrs=attrs, hosts=hosts, local_ranks=local, facts=facts,
-               environment=env, cases=cases, warnings=run_warnings,
-               links={} if summary else read_links(path, f, nranks),
-               gpus=devices["gpu"], hcas=devices["hca"])
+    return cases
+
+
+def _read_case(path, f, name, v, max_bytes, seen, summary) -> Case:
+    """One case; `seen` counts the cases read so far by key (a case's occurrence)."""
+    g = f["cases"][name]
+    a = _case_attrs(path, name, g, v)
+    t = _case_times(path, name, g, a, max_bytes)
+    key = case_key(a)
+    seen[key] = seen.get(key, 0) + 1
+    fl = read_flows(path, name, g, a) if "pattern" in a else None
+    c = Case(name=name, attrs=a, times=t, occurrence=seen[key], flows=fl)
+    if summary:
+        c.summarize()
+    return c
+
+
+def _case_attrs(path, name, g, v) -> dict:
+    """A case's attributes, checked and typed, as schema version 2 has them."""
+    a = {k: as_scalar(val) for k, val in g.attrs.items()}
+    missing = sorted(REQUIRED_CASE_ATTRS - a.keys())
+    if missing:
+        raise InputError(f"{path}: case {name} lacks attribute(s) {', '.join(missing)}")
+    for k in INT_FIELDS & a.keys():
+        try:
+            a[k] = int(a[k])
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InputError(f"{path}: case {name}: attribute {k}={a[k]!r} is not an integer") from e
+    for k in STR_FIELDS:
+        a[k] = str(a[k])
+    if "pattern" in a:
+        a["pattern"] = str(a["pattern"])
+        try:
+            a["step"] = int(a.get("step", -1))
+        except (TypeError, ValueError, OverflowError) as e:
+            raise InputError(f"{path}: case {name}: attribute step={a.get('step')!r} is not an integer") from e
+    if v < 2:
+        _as_version_2(a)
+    return a
+
+
+def _case_times(path, name, g, a, max_bytes):
+    """A case's `times`, [ranks, iters] float64, read only when its shape fits."""
+    import h5py
+    if "times" not in g or not isinstance(g["times"], h5py.Dataset):
+        raise InputError(f"{path}: case {name} has no 'times' dataset")
+    shape = g["times"].shape or ()
+    if len(shape) not in (1, 2):
+        raise InputError(f"{path}: case {name}: 'times' has shape {shape}, expected [ranks, iters]")
+    # Never read more than the case says it holds: a damaged shape (or an
+    # unwritten chunked dataset) could make numpy allocate gigabytes.
+    n = float(np.prod(shape, dtype=np.float64))
+    if "iters" in a and n > max(a["ranks"], 1) * max(a["iters"], 1):
+        raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than "
+                         f"ranks x iters = {a['ranks']} x {a['iters']}")
+    if n * 8 > max_bytes:  # gdrbench stores times raw; allow 16x for a compressing copy
+        raise InputError(f"{path}: case {name}: 'times' has shape {shape}, more than the "
+                         "file can hold")
+    t = np.asarray(g["times"][()], dtype=np.float64)
+    if t.ndim == 1:
+        t = t[np.newaxis, :]
+    if t.ndim != 2:
+        raise InputError(f"{path}: case {name}: 'times' has shape {t.shape}, expected [ranks, iters]")
+    return t
 
 
 def _legacy(a) -> dict:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .schema import InputError, _scalar
+from .errors import InputError
+from .h5values import as_scalar
 
 
 def read_flows(path, name, g, a):
@@ -35,7 +36,7 @@ def read_links(path, f, nranks):
             if not isinstance(g, h5py.Group) or "bytes" not in g:
                 raise InputError(f"{path}: /{top}/{name} is not a link matrix group")
             b = np.asarray(g["bytes"][()], dtype=np.int64).reshape(-1)
-            m = {"attrs": {k: _scalar(v) for k, v in g.attrs.items()}, "bytes": b}
+            m = {"attrs": {k: as_scalar(v) for k, v in g.attrs.items()}, "bytes": b}
             if top == "link_cells":
                 m.update(_cells_to_matrices(path, name, g, len(b), nranks))
             else:

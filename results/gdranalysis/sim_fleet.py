@@ -37,7 +37,7 @@ import numpy as np
 from .schema import InputError
 from .intervals import wilson
 from . import schedule
-from .simulate import load_model, parse_cells, parse_hosts, wall_time_s
+from .sim_common import load_model, parse_cells, parse_hosts, wall_time_s
 from .robust import median_se as _median_se
 
 HOSTLINK_SE = 1.7725   # suspects._host_blocks: a block of one link, sqrt(2) x 1.2533

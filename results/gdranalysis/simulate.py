@@ -27,63 +27,12 @@ import time
 import numpy as np
 
 from .intervals import wilson
-from . import schedule
 from .schema import InputError
 from .sim_files import Fault, write_run
-from .sim_noise import NoiseModel, fit
+from .sim_common import fit_files, load_model, parse_cells, parse_hosts
+from .sim_fleet import add_parser as add_fleet
 from .suspects import analyze
 from .validate_verdict import findings_of, host_verdicts
-
-CLASSES = ("healthy", "link", "nic-egress", "nic-ingress", "nic-both", "rank", "down")
-
-
-def parse_cells(spec):
-    out = []
-    for c in filter(None, (x.strip() for x in spec.split(","))):
-        cls, _, sev = c.partition(":")
-        if cls not in CLASSES:
-            raise InputError(f"--cells: '{c}': class must be one of {', '.join(CLASSES)}")
-        if cls in ("healthy", "down"):
-            if sev:
-                raise InputError(f"--cells: '{c}': {cls} takes no severity")
-            out.append((cls, 0.0))
-            continue
-        try:
-            pct = float(sev)
-        except ValueError:
-            raise InputError(f"--cells: '{c}': give a severity in percent, e.g. {cls}:10") from None
-        if not 0 < pct <= 1000:
-            raise InputError(f"--cells: '{c}': severity must be in (0, 1000] percent")
-        out.append((cls, pct))
-    if not out:
-        raise InputError("--cells: no cell given")
-    return out
-
-
-def parse_hosts(spec, least=3):
-    try:
-        hs = [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--hosts {spec}: a comma-separated list of host counts") from None
-    if not hs or min(hs) < least:
-        raise InputError(f"--hosts {spec}: every count must be >= {least}")
-    return hs
-
-
-def load_model(a) -> NoiseModel:
-    if a.noise:
-        return NoiseModel.from_json(a.noise)
-    return fit_files(a.noise_from)
-
-
-def fit_files(specs) -> NoiseModel:
-    paths, excl = [], {}
-    for s in specs:
-        p, _, hs = s.partition(":")
-        paths.append(p)
-        excl[p] = [h for h in hs.split(",") if h]
-    return fit(paths, excl)
-
 
 def pick(cls, pct, hosts, rpg, rng):
     """A fault's target; never the first host (mpirun and validate run there, as on the cluster)."""
@@ -136,11 +85,6 @@ def trial(model, nhosts, rpg, fault, rng, workdir, judge_args):
             "whole_host_wrong": whole, "judged": rep.judged, "outliers": rep.outliers,
             "findings": [{"kind": f.kind, "hosts": list(f.hosts), "slower": f.slower} for f in findings],
             "status": status}
-
-
-def wall_time_s(nhosts, rpg, nsizes, case_time):
-    """validate's schedule: bw rounds over every rank, each case case_time plus its overhead."""
-    return schedule.schedule_s(schedule.steps("rounds", nhosts * rpg) * nsizes, case_time)
 
 
 def summarize(rows):
@@ -232,7 +176,6 @@ def add_parser(sub):
     t.add_argument("--out", help="append one JSON line per trial here")
     t.add_argument("--json", action="store_true", help="print the summary as JSON")
     t.set_defaults(func=cmd_trials)
-    from .sim_fleet import add_parser as add_fleet
     add_fleet(ss, _common)
 
 

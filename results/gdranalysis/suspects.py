@@ -25,7 +25,7 @@ outlier must be more than --z scales above the median AND more than
 receiver and in rank patterns pooled) or a link is a suspect when it was an
 outlier in more comparisons than chance allows: P(X >= k) < --alpha (1e-3)
 for X binomial over its m comparisons with the outlier rate of healthy runs,
---p0 (2%: tests/analysis/measure_suspects_fp.py measures it). One outlier
+--p0 (2%: tests/analysis/measure_false_positives.py suspects measures it). One outlier
 is never enough. A host is a suspect when all its ranks are, or when its
 host links to (or from) every other host are and there are two or more
 others: between two hosts, A>B slow is A sending or B receiving, the same

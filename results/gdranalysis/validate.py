@@ -25,6 +25,7 @@ import time
 
 from . import schedule
 from .env import env_value, executable, words
+from .jsonout import dump_json
 from .schema import InputError
 from .validate_verdict import apply_retests, down_links, findings_of, format_table, host_verdicts, write_junit
 
@@ -285,6 +286,45 @@ def _sizes(a):
 def validate(a) -> int:
     t0 = time.monotonic()
     hosts = slurm_hosts() if a.slurm else read_hostfile(a.hostfile)
+    nsizes = _check_request(a, hosts)
+    budget = _budget(a, len(hosts), nsizes)
+    gdr = _gdrbench(a)
+    os.makedirs(a.out, exist_ok=True)
+    rec = Recorder(a.out)
+    lau = Launcher("slurm" if a.slurm else "mpirun", _launcher_args(a), gdr)
+    notes = []
+
+    doctor, failed = doctor_phase(rec, lau, hosts, t0 + min(30.0, 0.2 * budget), a.out)
+    if a.mem == "cuda":
+        failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
+    h5_used, ran_on, down = _bench_runs(a, rec, lau, [h for h in hosts if h not in failed], failed,
+                                        nsizes, budget, t0, notes)
+    run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes)
+    verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
+    unjudged = any(v.status == "unknown" for v in verdicts)
+    if unjudged:
+        notes.append("no run could be judged: the hosts not named failed are unknown")
+    if run is not None and not a.no_report:
+        from .report import write_report
+        try:
+            write_report(run, os.path.join(a.out, "report.html"), title="gdrbench validate")
+        except Exception as e:  # the verdict stands without its page
+            notes.append(f"report.html not written ({e})")
+    elapsed = time.monotonic() - t0
+    notes.append(f"{elapsed:.1f} s of a {budget:g} s budget ({'kept' if elapsed <= budget else 'EXCEEDED'})")
+    code = _exit_code(run, h5_used, unjudged, failed, down, findings, notes)
+    doc = {"hosts": hosts, "launcher": lau.kind, "budget_s": budget, "elapsed_s": round(elapsed, 2),
+           "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
+           "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
+                                                                  for f in findings],
+           "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
+           "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
+    _write_outputs(a, doc, verdicts, findings, notes, elapsed)
+    return code
+
+
+def _check_request(a, hosts) -> int:
+    """The hosts, ranks and round limits asked for, checked; the number of sizes."""
     if a.ranks_per_host < 1:
         raise InputError(f"--ranks-per-host {a.ranks_per_host}: must be >= 1")
     if len(hosts) < 2 and a.ranks_per_host < 3:
@@ -295,39 +335,49 @@ def validate(a) -> int:
         raise InputError(f"--max-rounds {a.max_rounds}: want 1 or more (0, the default: every round)")
     if not 1 <= a.retest_rounds <= 20:
         raise InputError(f"--retest-rounds {a.retest_rounds}: want 1-20")
-    need = min_budget(len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=a.max_rounds,
+    return nsizes
+
+
+def _budget(a, nhosts, nsizes) -> float:
+    """--budget or its default, refused below what one round (or every pair) needs."""
+    need = min_budget(nhosts, a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=a.max_rounds,
                       retest_rounds=_retest_rounds(a))
-    budget = a.budget if a.budget is not None else default_budget(len(hosts), a.ranks_per_host, nsizes, a.pattern,
+    budget = a.budget if a.budget is not None else default_budget(nhosts, a.ranks_per_host, nsizes, a.pattern,
                                                                   a.max_rounds, _retest_rounds(a))
     # Below every round's minimum, the run starts with the rounds that fit (a sample); one round at least.
     sample = 0 if a.max_rounds or a.pattern not in ("rounds", "host-rounds") else min_budget(
-        len(hosts), a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=1, retest_rounds=_retest_rounds(a))
+        nhosts, a.ranks_per_host, nsizes, pattern=a.pattern, max_rounds=1, retest_rounds=_retest_rounds(a))
     if budget < need and not (sample and budget >= sample):
         least = f"{sample:.0f} s for one round, {need:.0f} s for every pair" if sample else f"{need:.0f} s"
-        raise InputError(f"--budget {budget:g} s is too small for {len(hosts)} hosts x {a.ranks_per_host} ranks and "
+        raise InputError(f"--budget {budget:g} s is too small for {nhosts} hosts x {a.ranks_per_host} ranks and "
                          f"{nsizes} sizes: it needs at least {least}")
+    return budget
+
+
+def _gdrbench(a) -> str:
+    """The gdrbench binary: --gdrbench, GDR_GDRBENCH or PATH."""
     gdr = a.gdrbench or env_value("GDR_GDRBENCH", executable, "want the gdrbench binary (a path or a name on PATH)") \
         or shutil.which("gdrbench")
     if not gdr:
         raise InputError("cannot find the gdrbench binary: give --gdrbench PATH")
-    os.makedirs(a.out, exist_ok=True)
-    rec = Recorder(a.out)
-    if a.launcher_args is None:
-        extra = env_value("GDR_VALIDATE_LAUNCHER_ARGS", words, "want arguments as a shell splits them", [])
-    else:
-        try:
-            extra = words(a.launcher_args)
-        except ValueError:
-            raise InputError(f"--launcher-args {a.launcher_args[:40]!r}: want arguments as a shell splits them") from None
-    lau = Launcher("slurm" if a.slurm else "mpirun", extra, gdr)
-    end = t0 + budget
-    notes = []
+    return gdr
 
-    doctor, failed = doctor_phase(rec, lau, hosts, t0 + min(30.0, 0.2 * budget), a.out)
-    if a.mem == "cuda":
-        failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
-    alive = [h for h in hosts if h not in failed]
-    run = rep = None
+
+def _launcher_args(a) -> list:
+    """--launcher-args, else GDR_VALIDATE_LAUNCHER_ARGS, as a shell splits them."""
+    if a.launcher_args is None:
+        return env_value("GDR_VALIDATE_LAUNCHER_ARGS", words, "want arguments as a shell splits them", [])
+    try:
+        return words(a.launcher_args)
+    except ValueError:
+        raise InputError(f"--launcher-args {a.launcher_args[:40]!r}: want arguments as a shell splits them") from None
+
+
+def _bench_runs(a, rec, lau, alive, failed, nsizes, budget, t0, notes):
+    """The benchmark on the hosts alive, a second time without the hosts a first
+    run lost. Adds the hosts found dead to `failed`; returns the file to judge
+    (or None), the hosts it ran on and the links found carrying nothing."""
+    end = t0 + budget
     h5_used, ran_on, down = None, [], []
     for attempt in (1, 2):
         if len(alive) * a.ranks_per_host < 3 and len(alive) < 2:
@@ -360,6 +410,13 @@ def validate(a) -> int:
         failed.update(gone)
         alive = [h for h in alive if h not in failed]
         h5_used = h5 if os.path.exists(h5) else None   # the cases finished, if no second run fits
+    return h5_used, ran_on, down
+
+
+def _judge_runs(a, h5_used, ran_on, down, notes):
+    """The run judged (or None), its suspects report (or None) and the findings,
+    retests applied and the links found down added."""
+    run = rep = None
     if h5_used:
         try:
             run, rep = _judge(a, h5_used, ran_on, notes)
@@ -371,18 +428,10 @@ def validate(a) -> int:
         findings, retest_notes = apply_retests(findings, rep.as_dict().get("retest"), run)
         notes += retest_notes
     findings += down
-    verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
-    unjudged = any(v.status == "unknown" for v in verdicts)
-    if unjudged:
-        notes.append("no run could be judged: the hosts not named failed are unknown")
-    if run is not None and not a.no_report:
-        from .report import write_report
-        try:
-            write_report(run, os.path.join(a.out, "report.html"), title="gdrbench validate")
-        except Exception as e:  # the verdict stands without its page
-            notes.append(f"report.html not written ({e})")
-    elapsed = time.monotonic() - t0
-    notes.append(f"{elapsed:.1f} s of a {budget:g} s budget ({'kept' if elapsed <= budget else 'EXCEEDED'})")
+    return run, rep, findings
+
+
+def _exit_code(run, h5_used, unjudged, failed, down, findings, notes) -> int:
     code = (EXIT_INTERNAL if unjudged and not (failed or down) else EXIT_FAILED if failed or down
             else EXIT_SUSPECT if findings else EXIT_HEALTHY)
     # The gate rule of compare/suspects/history: a run whose data arrived wrong
@@ -392,13 +441,11 @@ def validate(a) -> int:
         notes.append(f"untrusted input: {h5_used}: {wrong} case(s) with wrong results: no host is "
                      f"vouched for (exit {EXIT_FAILED})")
         code = EXIT_FAILED
-    doc = {"hosts": hosts, "launcher": lau.kind, "budget_s": budget, "elapsed_s": round(elapsed, 2),
-           "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
-           "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
-                                                                  for f in findings],
-           "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
-           "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
-    from .cli import dump_json
+    return code
+
+
+def _write_outputs(a, doc, verdicts, findings, notes, elapsed):
+    """validate.json, validate.xml, and the table (or the JSON) on stdout."""
     with open(os.path.join(a.out, "validate.json"), "w", encoding="utf-8") as f:
         dump_json(doc, f)
     write_junit(os.path.join(a.out, "validate.xml"), verdicts, elapsed)
@@ -407,7 +454,6 @@ def validate(a) -> int:
     else:
         print(format_table(verdicts, findings, notes + [f"files: {a.out}/validate.json, validate.xml, "
                                                         "report.html, commands.log, doctor.json, run*.h5"]))
-    return code
 
 
 def _file_error(h5):

@@ -1,6 +1,6 @@
 """`suspects`, the link matrix and its heat map on a real 4-rank run with
 the rounds and incast patterns (the real slow-rank runs are tests/mpi's
-test_suspects.py; its false-positive rate: measure_suspects_fp.py)."""
+test_suspects.py; its false-positive rate: measure_false_positives.py suspects)."""
 
 import json
 import os

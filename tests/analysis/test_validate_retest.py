@@ -2,7 +2,7 @@
 phase's findings (validate_verdict.apply_retests).
 
 A real 4-rank `bw --pattern rounds --retest auto` run with rank 2 sleeping at
-every window (GDR_SELFTEST_SLOW_RANK, as mpi_suspects_slow_rank_np4), its
+every window (GDR_SELFTEST_SLOW_RANK, as mpi.suspects_slow_rank_np4), its
 ranks named as 4 hosts: rank 2's sides are never cleared and its host stays
 named. Then the same run's findings against retest verdicts that clear
 a part: a finding whose parts were all cleared is dropped, one with a part

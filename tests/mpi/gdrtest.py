@@ -139,3 +139,54 @@ def wait_gone(marker, seconds):
             return True
         time.sleep(0.2)
     return not job_pids(marker)
+
+
+class Job:
+    """A launch in a session of its own (kill_job ends it whole), its stdout
+    and stderr read into lists line by line as they come: for the tests that
+    signal a job mid-sweep (test_faults.py, test_ctrl_c.py)."""
+
+    def __init__(self, cmd, environ):
+        import threading
+        self.p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                  env=environ, start_new_session=True)
+        self.out, self.err = [], []
+
+        def pump(stream, into):
+            for line in stream:
+                into.append(line)
+        self.readers = [threading.Thread(target=pump, args=(self.p.stdout, self.out), daemon=True),
+                        threading.Thread(target=pump, args=(self.p.stderr, self.err), daemon=True)]
+        for t in self.readers:
+            t.start()
+
+    def rows(self):
+        """The table's data rows shown so far."""
+        return len(data_rows(self.out))
+
+    def wait_rows(self, n, seconds):
+        """Waits until n data rows are shown, the job ended or `seconds` passed; the rows shown."""
+        import time
+        t0 = time.time()
+        while self.rows() < n and self.p.poll() is None and time.time() - t0 < seconds:
+            time.sleep(0.05)
+        return self.rows()
+
+    def wait_end(self, what, seconds):
+        """After `what` was sent: waits for the job to end, failing when it has not
+        within `seconds`; (seconds it took, its whole stderr)."""
+        import time
+        t0 = time.time()
+        try:
+            self.p.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{what}: job still running after {seconds} s")
+        took = time.time() - t0
+        for t in self.readers:
+            t.join(5)
+        return took, "".join(self.err)
+
+
+def data_rows(lines):
+    """The table's data rows among a run's stdout lines."""
+    return [l for l in lines if l.strip() and not l.startswith("#")]

@@ -25,18 +25,12 @@ JSON Lines file."""
 import argparse
 import os
 import signal
-import subprocess
-import threading
 import time
 
 from gdrtest import *  # noqa: F401,F403
 
 WRONG_RESULTS = 4  # README: exit status of run
 SLACK = 15
-
-
-def data_rows(lines):
-    return [l for l in lines if l.strip() and not l.startswith("#")]
 
 
 def run(a):
@@ -49,19 +43,11 @@ def run(a):
            "--output", h5, "--json", jl]
     e = env()
     e.pop("OMPI_MCA_odls_base_sigkill_timeout", None)  # the launcher's default
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
-                         start_new_session=True)
-    out, err = [], []
-    threads = [threading.Thread(target=lambda s=s, o=o: o.extend(s), daemon=True)
-               for s, o in ((p.stdout, out), (p.stderr, err))]
-    for t in threads:
-        t.start()
+    job = Job(cmd, e)
+    p = job.p
     try:
-        t0 = time.time()
-        while len(data_rows(out)) < 3 and p.poll() is None and time.time() - t0 < 120:
-            time.sleep(0.05)
-        seen = len(data_rows(out))
-        check(p.poll() is None and seen >= 3, f"the sweep did not get going: {seen} rows, {''.join(err)}")
+        seen = job.wait_rows(3, 120)
+        check(p.poll() is None and seen >= 3, f"the sweep did not get going: {seen} rows, {''.join(job.err)}")
         if a.twice:
             os.killpg(p.pid, signal.SIGINT)
             time.sleep(0.1)
@@ -73,15 +59,7 @@ def run(a):
         else:
             os.kill(rank_pids(h5)[a.to_rank], signal.SIGINT)
             what = f"SIGINT to rank {a.to_rank}"
-        t1 = time.time()
-        try:
-            p.wait(timeout=SLACK)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"{what}: job still running after {SLACK} s")
-        took = time.time() - t1
-        for t in threads:
-            t.join(5)
-        stderr = "".join(err)
+        took, stderr = job.wait_end(what, SLACK)
         print(f"{what}: ended after {took:.1f} s, exit status {p.returncode}, {seen} rows before\n{stderr}")
         check(p.returncode not in (0, WRONG_RESULTS), f"exit status {p.returncode} claims success or wrong results")
         check(wait_gone(h5, 10), f"left behind: {job_pids(h5)}")

@@ -21,9 +21,6 @@ no rank and no mpirun is left behind."""
 import argparse
 import os
 import signal
-import subprocess
-import threading
-import time
 
 from gdrtest import *  # noqa: F401,F403
 
@@ -51,22 +48,7 @@ def launch(np_, transport, h5, recovery, scale=1):
     # time to close the file (which then stays `running`, still readable). Give
     # it the grace README recommends.
     e.setdefault("OMPI_MCA_odls_base_sigkill_timeout", "3")
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=e,
-                         start_new_session=True)
-    rows, err = [], []
-
-    def pump(stream, into):
-        for line in stream:
-            into.append(line)
-    threads = [threading.Thread(target=pump, args=(p.stdout, rows), daemon=True),
-               threading.Thread(target=pump, args=(p.stderr, err), daemon=True)]
-    for t in threads:
-        t.start()
-    return p, rows, err, threads
-
-
-def data_rows(lines):
-    return [l for l in lines if l.strip() and not l.startswith("#")]
+    return Job(cmd, e)
 
 
 def run(a):
@@ -83,16 +65,14 @@ def run(a):
 def attempt(a, scale):
     d = tmpdir()
     h5 = os.path.join(d, f"fault-{a.transport}-np{a.np}-x{scale}.h5")
-    p, out, err, threads = launch(a.np, a.transport, h5, a.recovery, scale)
+    job = launch(a.np, a.transport, h5, a.recovery, scale)
+    p = job.p
     try:
         # Wait for two finished cases (the table is flushed row by row).
-        t_start = time.time()
-        while len(data_rows(out)) < 2 and p.poll() is None and time.time() - t_start < 60:
-            time.sleep(0.05)
-        seen = len(data_rows(out))
+        seen = job.wait_rows(2, 60)
         if p.poll() is not None and p.returncode == 0:
             raise Missed(f"exit 0 after {seen} rows")
-        check(p.poll() is None and seen >= 2, f"the sweep did not get going: {seen} rows, {''.join(err)}")
+        check(p.poll() is None and seen >= 2, f"the sweep did not get going: {seen} rows, {''.join(job.err)}")
         total = len(DTYPES) * len(OPS) * 4
         if a.kill_rank is not None:
             pids = rank_pids(h5)
@@ -102,15 +82,7 @@ def attempt(a, scale):
         else:
             os.kill(p.pid, getattr(signal, "SIG" + a.signal))
             what = f"SIG{a.signal} to mpirun"
-        t0 = time.time()
-        try:
-            p.wait(timeout=TIMEOUT + SLACK)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(f"{what}: job still running after {TIMEOUT + SLACK} s")
-        took = time.time() - t0
-        for t in threads:
-            t.join(5)
-        stderr = "".join(err)
+        took, stderr = job.wait_end(what, TIMEOUT + SLACK)
         if os.path.exists(h5) and read_cases(h5)[0]["status"] == "complete":
             raise Missed(f"{what} arrived after the last case ({seen} rows had been shown)")
         print(f"{what}: ended after {took:.1f} s with status {p.returncode}; {seen} rows before\n{stderr}")

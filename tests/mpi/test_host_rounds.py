@@ -88,11 +88,8 @@ def check_file(h5, nsizes, max_rounds=0, rails="0,1,0,1,0,1", budget=BUDGET):
     return len(cases)
 
 
-def run():
-    if os.geteuid() != 0:
-        print("SKIP: needs root (unshare --uts)")
-        sys.exit(77)
-    d = tmpdir()
+def budget_run(d):
+    """The full schedule under --budget 20s: kept, paced, the model's decision, judged by suspects."""
     h5 = os.path.join(d, "hr.h5")
     p, wall = launch(6, ARGS + ["--budget", f"{BUDGET}s", "--retest", "auto", "--output", h5])
     check(p.returncode == 0, f"exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
@@ -115,7 +112,10 @@ def run():
     check(rep["schedule_problems"] == [], rep["schedule_problems"])
     check(rep["judged"] > 0, "suspects judged nothing")
     print(f"{n} cases in {wall:.1f} s of a {BUDGET} s budget; suspects: {rep['schedule']}")
-    # A sample of the tournament: the first 2 of 3 rounds, stored as such, consistent for suspects.
+
+
+def max_rounds_sample(d):
+    """A sample of the tournament: the first 2 of 3 rounds, stored as such, consistent for suspects."""
     h5s = os.path.join(d, "hr2.h5")
     p, _ = launch(6, ARGS + ["-n", "3", "--max-rounds", "2", "--output", h5s])
     check(p.returncode == 0, f"--max-rounds 2: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
@@ -126,9 +126,12 @@ def run():
     rep = json.loads(s.stdout)
     check("2 rounds of 3 (--max-rounds)" in rep["schedule"] and rep["schedule_problems"] == [],
           f"{rep['schedule']}: {rep['schedule_problems']}")
-    # A budget too small for every round by the model (17 s) starts with the rounds the model
-    # fits (schedule.rounds_that_fit), then runs as many as fit at what a case has cost so far
-    # (src/planning/schedule.h RoundBudget): whole rounds, stored and said as what ran.
+
+
+def small_budget_sample(d):
+    """A budget too small for every round by the model (17 s) starts with the rounds the model fits
+    (schedule.rounds_that_fit), then runs as many as fit at what a case has cost so far
+    (src/planning/schedule.h RoundBudget): whole rounds, stored and said as what ran."""
     h5b = os.path.join(d, "hr-sample.h5")
     p, wall = launch(6, ARGS + ["--budget", "15s", "--retest", "auto", "--output", h5b])
     k = schedule.rounds_that_fit(15, "host-rounds", 6, 3, 2, retest=True)
@@ -149,8 +152,11 @@ def run():
           f"case time {facts['budget.case_time_s']}")
     print(f"--budget 15s: the model fits {k} rounds, {ran} ran ({nb} cases in {wall:.1f} s, a case "
           f"{facts['budget.overhead_s']} s beside its timed work)")
-    # Rails from the NIC each rank is bound to (UCX_NET_DEVICES), host fh1 listing its two
-    # NICs the other way round: rank 0 (fh0, nicA) meets rank 3 (fh1, nicA), not rank 2.
+
+
+def nic_rails(d):
+    """Rails from the NIC each rank is bound to (UCX_NET_DEVICES), host fh1 listing its two NICs the
+    other way round: rank 0 (fh0, nicA) meets rank 3 (fh1, nicA), not rank 2."""
     h5n = os.path.join(d, "hr-nic.h5")
     p, _ = launch(6, ARGS + ["-n", "3", "-e", "4K", "--output", h5n], nics="nicA,nicB,nicB,nicA,nicA,nicB")
     check(p.returncode == 0, f"NIC rails: exit {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
@@ -160,8 +166,11 @@ def run():
           "rails fact")
     s = subprocess.run([GDRBENCH, "suspects", h5n, "--json"], capture_output=True, text=True, timeout=120)
     check(json.loads(s.stdout)["schedule_problems"] == [], f"suspects on NIC rails: {s.stdout[-800:]}")
-    # The same NICs given as verbs' --hca flag, over a GDR_VERBS_HCA that names one NIC for every
-    # rank: the flag wins, so the rails are the flag's (a NIC bound by flag was once never seen).
+
+
+def hca_rails(d):
+    """The same NICs given as verbs' --hca flag, over a GDR_VERBS_HCA that names one NIC for every
+    rank: the flag wins, so the rails are the flag's (a NIC bound by flag was once never seen)."""
     h5h = os.path.join(d, "hr-hca.h5")
     has_hca = "--hca" in subprocess.run([GDRBENCH, "run", "--help"], capture_output=True, text=True).stdout
     p, _ = launch(6, ARGS + ["-n", "3", "-e", "4K", "--output", h5h], nics="nicA,nicB,nicB,nicA,nicA,nicB",
@@ -172,9 +181,12 @@ def run():
         check_file(h5h, nsizes=1, max_rounds=0, rails="0,1,1,0,0,1")
     else:
         print("note: --hca rails not tried: this build has no verbs transport")
-    # Rails from the topology where no variable binds a rank to a NIC: each rank bound to one CPU
-    # (taskset), hwloc reading a machine of two packages with an RDMA NIC each (nicA by CPU 0,
-    # nicB by CPU 1); host fh1's ranks on the CPUs the other way round.
+
+
+def topology_rails(d):
+    """Rails from the topology where no variable binds a rank to a NIC: each rank bound to one CPU
+    (taskset), hwloc reading a machine of two packages with an RDMA NIC each (nicA by CPU 0, nicB
+    by CPU 1); host fh1's ranks on the CPUs the other way round."""
     if len(os.sched_getaffinity(0)) >= 2 and {0, 1} <= os.sched_getaffinity(0):
         h5t = os.path.join(d, "hr-topo.h5")
         p, _ = launch(6, ARGS + ["-n", "3", "-e", "4K", "--output", h5t], cpus="0,1,1,0,0,1",
@@ -185,7 +197,10 @@ def run():
         check_file(h5t, nsizes=1, max_rounds=0, rails="0,1,1,0,0,1")
     else:
         print("note: rails from the topology not tried: CPUs 0 and 1 are not both ours")
-    # Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s).
+
+
+def bad_input():
+    """Bad input, each one line and exit 2; launched at once (each is mpirun's start-up, ~2.5 s)."""
     with concurrent.futures.ThreadPoolExecutor(4) as ex:
         bad = [(ex.submit(launch, 5, ARGS), ["same number of ranks on every host", "fh0 has 2", "fh2 has 1"]),
                (ex.submit(launch, 2, ARGS, fake=False), ["needs ranks on 2 or more hosts"]),
@@ -196,6 +211,20 @@ def run():
                 ["--max-rounds applies to --pattern rounds or host-rounds"])]
         for fut, words in bad:
             refused(fut.result()[0], words)
+
+
+def run():
+    if os.geteuid() != 0:
+        print("SKIP: needs root (unshare --uts)")
+        sys.exit(77)
+    d = tmpdir()
+    budget_run(d)
+    max_rounds_sample(d)
+    small_budget_sample(d)
+    nic_rails(d)
+    hca_rails(d)
+    topology_rails(d)
+    bad_input()
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@ host memory, the rounds and incast patterns. Without a fault: no suspect
 (exit 0). With rank SLOW made slow for real (slow_rank.sh: a cgroup CPU
 quota, or a busy loop on its core): exit 1, rank SLOW named, and nothing
 named that does not involve rank SLOW. The false-positive rate of healthy
-runs is measured by tests/analysis/measure_suspects_fp.py, not here.
+runs is measured by `tests/analysis/measure_false_positives.py suspects`, not here.
 
 The retests (src/planning/retest.h, --retest auto with rounds): on the healthy run
 suspects' recomputation from the file agrees with the run's own retest
