@@ -25,7 +25,6 @@ FOLDERS = ("src", "transports", "collectives")
 SUFFIXES = (".cpp", ".h", ".cu")
 # "path name": lines today. Shrinks as they are split; never grows.
 ALLOWED = {
-    "collectives/ring_allreduce.cpp RingAllreduce::allreduce": 87,
 }
 
 KEYWORDS = {"if", "for", "while", "switch", "catch", "return", "sizeof", "decltype", "alignof", "alignas",
