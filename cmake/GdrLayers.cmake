@@ -11,9 +11,13 @@
 # links only the layers below it. Its headers are reachable through one
 # include root of its own, ${CMAKE_BINARY_DIR}/layers/<target>/, holding
 # symbolic links named as the sources spell their includes ("src/core/x.h"
-# and "core/x.h" both). No root covers the whole source tree (only the app
-# layer, the top, adds the source folder), so an include that runs upward or
-# sideways finds no file and fails to build; tests/layers shows it does.
+# and "core/x.h" both), one per header of the layer's folder and none for its
+# sub-folders (transports/mpi/, src/memory/cuda/): the layers above see
+# transports/transport.h and src/memory/memory.h, never a transport's or a
+# memory kind's own headers. No root covers the whole source tree (only the
+# app layer, the top, adds the source folder), so an include that runs upward
+# or sideways, or into a sub-folder, finds no file and fails to build;
+# tests/layers shows it does.
 
 # gdr_add_layer(<target> FOLDERS <folder>... [BELOW <layer target>...])
 function(gdr_add_layer target)
@@ -21,14 +25,35 @@ function(gdr_add_layer target)
   add_library(${target} OBJECT)
   set(root ${CMAKE_BINARY_DIR}/layers/${target})
   file(MAKE_DIRECTORY ${root})
+  # Links from an older configure go first: whole-folder links (removed as
+  # links, never followed) and links of headers since deleted.
+  foreach(folder IN LISTS arg_FOLDERS)
+    get_filename_component(leaf ${folder} NAME)
+    foreach(name IN ITEMS ${folder} ${leaf})
+      if(IS_SYMLINK ${root}/${name})
+        file(REMOVE ${root}/${name})
+      endif()
+    endforeach()
+  endforeach()
+  file(GLOB_RECURSE stale ${root}/*)
+  if(stale)
+    file(REMOVE ${stale})
+  endif()
   foreach(folder IN LISTS arg_FOLDERS)
     get_filename_component(leaf ${folder} NAME)
     set(names ${folder} ${leaf})
     list(REMOVE_DUPLICATES names)
+    # The folder's own headers, one link each, and none of its sub-folders:
+    # one transport's folder, one memory kind's folder, is the layer's inside
+    # (its own sources reach it by the same-folder lookup of "..." includes).
+    # CONFIGURE_DEPENDS: a header added or removed re-runs this at build time.
+    file(GLOB headers CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR}/${folder}
+         ${PROJECT_SOURCE_DIR}/${folder}/*.h)
     foreach(name IN LISTS names)
-      get_filename_component(parent ${root}/${name} DIRECTORY)
-      file(MAKE_DIRECTORY ${parent})
-      file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder} ${root}/${name} SYMBOLIC)
+      file(MAKE_DIRECTORY ${root}/${name})
+      foreach(header IN LISTS headers)
+        file(CREATE_LINK ${PROJECT_SOURCE_DIR}/${folder}/${header} ${root}/${name}/${header} SYMBOLIC)
+      endforeach()
     endforeach()
   endforeach()
   target_include_directories(${target} PUBLIC ${root})

@@ -5,11 +5,11 @@
 #include <cstring>
 
 #include "src/core/bootstrap.h"
-#include "src/memory/cuda/cuda_memory.h"
 #include "src/core/errors.h"
 #include "src/core/shared_library.h"
 #include "src/core/signals.h"
 #include "src/core/wait_loop.h"
+#include "src/memory/memory.h"
 #include "test.h"
 
 namespace gdr::nccl {
@@ -91,7 +91,7 @@ void Communicator::init(TestEnv& env) {
   std::string blob = env.boot.broadcast(std::string(id.internal, sizeof id.internal));
   std::memcpy(id.internal, blob.data(), sizeof id.internal);
   check(env, api.comm_init_rank(&comm_, env.boot.size(), id, env.boot.rank()), "ncclCommInitRank");
-  stream_ = static_cast<cudaStream_t>(cuda::compute_stream());
+  stream_ = static_cast<cudaStream_t>(memory_ops(MemKind::cuda)->work_stream());
 }
 
 void Communicator::check(TestEnv& env, Result r, const char* call) const {
@@ -127,7 +127,7 @@ std::string cannot_run(MemKind mem, Path path) {
   MemoryOps* ops = memory_ops(MemKind::cuda);
   if (std::string why = ops ? ops->unavailable_reason() : "no CUDA memory kind"; !why.empty())
     return why;
-  if (cuda::ranks_share_gpu())
+  if (ops->ranks_share_device())
     return "two ranks share one GPU here, and NCCL refuses that (one rank per GPU)";
   return {};
 }

@@ -79,13 +79,8 @@ class PointToPoint final : public Test {
     // rendezvous copies, lost 20-40 % of device bw to it on an H200).
     ack_ = UniqueBuffer(memory_ops(MemKind::host), kAckBytes);
     lead_ = UniqueBuffer(&env.mem, std::min(max_bytes, kLeadBytes));
-    // Never time on zeros, even with --check 0: every slot carries a pattern.
-    env.mem.fill_pattern(send_.data(), cap_, pattern::seed(env.boot.rank(), ~0ull, 0));
-    env.mem.sync();
-    rsend_ = env.transport->register_memory(send_.get());
-    rrecv_ = env.transport->register_memory(recv_.get());
-    rack_ = env.transport->register_memory(ack_.get());
-    rlead_ = env.transport->register_memory(lead_.get());
+    // Every slot carries a pattern.
+    seed_and_register(env, send_, cap_, {{send_, rsend_}, {recv_, rrecv_}, {ack_, rack_}, {lead_, rlead_}});
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {

@@ -86,13 +86,8 @@ class Concurrent final : public Test {
     // Acknowledgements in host memory: no GPU work inside a timed window (p2p.cpp).
     ack_send_ = UniqueBuffer(memory_ops(MemKind::host), kAckBytes);
     ack_recv_ = UniqueBuffer(memory_ops(MemKind::host), kAckBytes * acks_);
-    // Never time on zeros, even with --check 0.
-    env.mem.fill_pattern(send_.data(), region_, pattern::seed(me, ~0ull, 0));
-    env.mem.sync();
-    rsend_ = env.transport->register_memory(send_.get());
-    rrecv_ = env.transport->register_memory(recv_.get());
-    rack_send_ = env.transport->register_memory(ack_send_.get());
-    rack_recv_ = env.transport->register_memory(ack_recv_.get());
+    seed_and_register(env, send_, region_,
+                      {{send_, rsend_}, {recv_, rrecv_}, {ack_send_, rack_send_}, {ack_recv_, rack_recv_}});
   }
 
   CaseOutcome run(TestEnv& env, const CaseParams& c) override {

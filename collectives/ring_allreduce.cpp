@@ -52,92 +52,147 @@ struct Reducing {
   std::uint64_t ticket;
 };
 
-void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
-  const int n = env.boot.size(), r = env.boot.rank();
-  if (n == 1) return;
-  Transport& t = *env.transport;
-  const int right = (r + 1) % n, left = (r + n - 1) % n;
-  const std::size_t ds = dtype_size(c.dtype);
-  const std::size_t K = ring::chunks_per_segment(c.count, n, std::max<std::size_t>(ring::chunk_bytes(c.chunk_bytes, c.mem == MemKind::host, c.bytes, n) / ds, 1));
-  const std::size_t total = static_cast<std::size_t>(ring::steps(n)) * K;
+// One allreduce on the ring: 2(n-1) steps of K chunks each, operation
+// g * K + k for chunk k of step g, every one a send and a receive. A send
+// goes out once its data is final (the previous step's chunk is ready), a
+// receive is posted once its target is free, and a reduce-scatter chunk is
+// ready once it is reduced, in the background.
+class RingPass {
+ public:
+  RingPass(TestEnv& env, const CaseParams& c, MemRegion& work, MemRegion& scratch, std::size_t seg_cap)
+      : env_(env), c_(c), t_(*env.transport), work_(work), scratch_(scratch), seg_cap_(seg_cap),
+        n_(env.boot.size()), r_(env.boot.rank()), right_((r_ + 1) % n_), left_((r_ + n_ - 1) % n_),
+        ds_(dtype_size(c.dtype)),
+        K_(ring::chunks_per_segment(
+            c.count, n_,
+            std::max<std::size_t>(ring::chunk_bytes(c.chunk_bytes, c.mem == MemKind::host, c.bytes, n_) / ds_, 1))),
+        total_(static_cast<std::size_t>(ring::steps(n_)) * K_),
+        send_done_(total_, 0), ready_(total_, 0) {}
 
-  auto range_of = [&](int seg, std::size_t k) {
-    return ring::chunk(ring::segment(c.count, n, seg), K, k);
-  };
-  auto scratch_off = [&](int g, int seg, ring::Range ch) {
-    return (g % 2) * seg_cap_ + (ch.offset - ring::segment(c.count, n, seg).offset) * ds;
-  };
-
-  std::vector<char> send_done(total, 0), ready(total, 0);
-  std::vector<Pending> sends, recvs;
-  std::vector<Reducing> reduces;
-  std::size_t next_send = 0, next_recv = 0, finished = 0;
-  WaitLoop loop(env.boot.timeout(), 1);  // bounds a stall: restarts on progress
-
-  while (finished < 2 * total) {
-    // Sends go out in (step, chunk) order once their data is final.
-    while (next_send < total) {
-      int g = static_cast<int>(next_send / K);
-      std::size_t k = next_send % K;
-      if (g > 0 && !ready[(g - 1) * K + k]) break;
-      ring::Range ch = range_of(ring::send_segment(r, n, g), k);
-      if (ch.count == 0) { send_done[next_send] = 1; ++finished; }
-      else sends.push_back({next_send, t.post_send(right, *rwork_, ch.offset * ds, ch.count * ds)});
-      ++next_send;
+  void run() {
+    WaitLoop loop(env_.boot.timeout(), 1);  // bounds a stall: restarts on progress
+    while (finished_ < 2 * total_) {
+      post_sends();
+      post_recvs();
+      // All three, in this order, every round.
+      bool sent = complete_sends();
+      bool received = complete_recvs();
+      bool reduced = complete_reduces();
+      if (sent || received || reduced) loop.progressed();
+      else if (loop.tick() && loop.expired()) timed_out();
     }
-    // Receives are posted in the same order, once their target is free.
-    while (next_recv < total) {
-      int g = static_cast<int>(next_recv / K);
-      std::size_t k = next_recv % K;
-      bool reduce_step = ring::is_reduce_step(g, n);
-      if (reduce_step && g >= 2 && !ready[(g - 2) * K + k]) break;
-      if (!reduce_step && !send_done[(g - (n - 1)) * K + k]) break;
-      int seg = ring::recv_segment(r, n, g);
+  }
+
+ private:
+  ring::Range range_of(int seg, std::size_t k) const {
+    return ring::chunk(ring::segment(c_.count, n_, seg), K_, k);
+  }
+  // Where a reduce-scatter chunk lands: reduce-scatter steps alternate
+  // halves of the scratch, so step g+2 may land while g+1 is reduced.
+  std::size_t scratch_off(int g, int seg, ring::Range ch) const {
+    return (g % 2) * seg_cap_ + (ch.offset - ring::segment(c_.count, n_, seg).offset) * ds_;
+  }
+
+  // Sends go out in (step, chunk) order once their data is final.
+  void post_sends() {
+    while (next_send_ < total_) {
+      int g = static_cast<int>(next_send_ / K_);
+      std::size_t k = next_send_ % K_;
+      if (g > 0 && !ready_[(g - 1) * K_ + k]) break;
+      ring::Range ch = range_of(ring::send_segment(r_, n_, g), k);
+      if (ch.count == 0) { send_done_[next_send_] = 1; ++finished_; }
+      else sends_.push_back({next_send_, t_.post_send(right_, work_, ch.offset * ds_, ch.count * ds_)});
+      ++next_send_;
+    }
+  }
+
+  // Receives are posted in the same order, once their target is free.
+  void post_recvs() {
+    while (next_recv_ < total_) {
+      int g = static_cast<int>(next_recv_ / K_);
+      std::size_t k = next_recv_ % K_;
+      bool reduce_step = ring::is_reduce_step(g, n_);
+      if (reduce_step && g >= 2 && !ready_[(g - 2) * K_ + k]) break;
+      if (!reduce_step && !send_done_[(g - (n_ - 1)) * K_ + k]) break;
+      int seg = ring::recv_segment(r_, n_, g);
       ring::Range ch = range_of(seg, k);
-      if (ch.count == 0) { ready[next_recv] = 1; ++finished; }
+      if (ch.count == 0) { ready_[next_recv_] = 1; ++finished_; }
       else if (reduce_step)
-        recvs.push_back({next_recv, t.post_recv(left, *rscratch_, scratch_off(g, seg, ch), ch.count * ds)});
+        recvs_.push_back({next_recv_, t_.post_recv(left_, scratch_, scratch_off(g, seg, ch), ch.count * ds_)});
       else
-        recvs.push_back({next_recv, t.post_recv(left, *rwork_, ch.offset * ds, ch.count * ds)});
-      ++next_recv;
+        recvs_.push_back({next_recv_, t_.post_recv(left_, work_, ch.offset * ds_, ch.count * ds_)});
+      ++next_recv_;
     }
+  }
+
+  bool complete_sends() {
     bool progressed = false;
-    std::erase_if(sends, [&](const Pending& p) {
-      if (!t.test(p.req)) return false;
-      send_done[p.idx] = 1;
-      ++finished;
+    std::erase_if(sends_, [&](const Pending& p) {
+      if (!t_.test(p.req)) return false;
+      send_done_[p.idx] = 1;
+      ++finished_;
       return progressed = true;
     });
-    std::erase_if(recvs, [&](const Pending& p) {
-      if (!t.test(p.req)) return false;
-      int g = static_cast<int>(p.idx / K);
-      if (ring::is_reduce_step(g, n)) {
+    return progressed;
+  }
+
+  bool complete_recvs() {
+    bool progressed = false;
+    std::erase_if(recvs_, [&](const Pending& p) {
+      if (!t_.test(p.req)) return false;
+      int g = static_cast<int>(p.idx / K_);
+      if (ring::is_reduce_step(g, n_)) {
         // Reduce in the background; the chunk is ready once that finishes.
-        int seg = ring::recv_segment(r, n, g);
-        ring::Range ch = range_of(seg, p.idx % K);
-        reduces.push_back({p.idx, env.mem.reduce_async(rwork_->at(ch.offset * ds),
-                                                       rscratch_->at(scratch_off(g, seg, ch)),
-                                                       ch.count, c.dtype, c.op)});
+        int seg = ring::recv_segment(r_, n_, g);
+        ring::Range ch = range_of(seg, p.idx % K_);
+        reduces_.push_back({p.idx, env_.mem.reduce_async(work_.at(ch.offset * ds_),
+                                                         scratch_.at(scratch_off(g, seg, ch)),
+                                                         ch.count, c_.dtype, c_.op)});
         return progressed = true;
       }
-      ready[p.idx] = 1;
-      ++finished;
+      ready_[p.idx] = 1;
+      ++finished_;
       return progressed = true;
     });
-    std::erase_if(reduces, [&](const Reducing& p) {
-      if (!env.mem.reduce_done(p.ticket)) return false;
-      ready[p.idx] = 1;
-      ++finished;
-      return progressed = true;
-    });
-    if (progressed) loop.progressed();
-    else if (loop.tick() && loop.expired())
-      throw TimeoutError(fmt::format(
-          "{}: timed out after {:g} s in {} waiting for {} (from left) / {} (to right); {} of {} "
-          "ring operations done; roll call: {}",
-          env.boot.me(), env.boot.timeout(), activity(), env.boot.who(left), env.boot.who(right),
-          finished, 2 * total, env.boot.roll_call()));
+    return progressed;
   }
+
+  bool complete_reduces() {
+    bool progressed = false;
+    std::erase_if(reduces_, [&](const Reducing& p) {
+      if (!env_.mem.reduce_done(p.ticket)) return false;
+      ready_[p.idx] = 1;
+      ++finished_;
+      return progressed = true;
+    });
+    return progressed;
+  }
+
+  [[noreturn]] void timed_out() const {
+    throw TimeoutError(fmt::format(
+        "{}: timed out after {:g} s in {} waiting for {} (from left) / {} (to right); {} of {} "
+        "ring operations done; roll call: {}",
+        env_.boot.me(), env_.boot.timeout(), activity(), env_.boot.who(left_), env_.boot.who(right_),
+        finished_, 2 * total_, env_.boot.roll_call()));
+  }
+
+  TestEnv& env_;
+  const CaseParams& c_;
+  Transport& t_;
+  MemRegion& work_;
+  MemRegion& scratch_;
+  const std::size_t seg_cap_;
+  const int n_, r_, right_, left_;
+  const std::size_t ds_, K_, total_;
+  std::vector<char> send_done_, ready_;
+  std::vector<Pending> sends_, recvs_;
+  std::vector<Reducing> reduces_;
+  std::size_t next_send_ = 0, next_recv_ = 0, finished_ = 0;
+};
+
+void RingAllreduce::allreduce(TestEnv& env, const CaseParams& c) {
+  if (env.boot.size() == 1) return;
+  RingPass(env, c, *rwork_, *rscratch_, seg_cap_).run();
 }
 
 GDR_REGISTER_TEST(reg_allreduce,

@@ -9,9 +9,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <initializer_list>
 #include <limits>
+#include <memory>
 
 #include "src/core/bootstrap.h"
+#include "src/memory/pattern.h"
 #include "test.h"
 
 namespace gdr {
@@ -94,6 +97,21 @@ struct PairRole {
   bool initiator = false;  // the pair's src
   int peer = -1;
 };
+
+// The end of a point-to-point test's prepare(): the first `send_bytes` of
+// `send` get this rank's pattern, so that no message is ever timed on zeros
+// (even with --check 0), and each buffer is registered with the transport
+// into its region, in the order given (the same on every rank).
+struct Registration {
+  const UniqueBuffer& buffer;
+  std::unique_ptr<MemRegion>& region;
+};
+inline void seed_and_register(TestEnv& env, const UniqueBuffer& send, std::size_t send_bytes,
+                              std::initializer_list<Registration> buffers) {
+  env.mem.fill_pattern(send.data(), send_bytes, pattern::seed(env.boot.rank(), ~0ull, 0));
+  env.mem.sync();
+  for (const Registration& b : buffers) b.region = env.transport->register_memory(b.buffer.get());
+}
 
 // A point-to-point test as timed_pair_loop drives it. Iterations come in
 // batches of up to `batch`, timed back to back after one barrier (latency:

@@ -137,6 +137,10 @@ class MemoryOps {
   virtual std::string device_bus_id() { return {}; }
   // Whether two ranks of one node land on one device of this kind.
   virtual bool ranks_share_device() { return false; }
+  // The stream this kind's copies and kernels run on (a cudaStream_t for
+  // cuda), for a library that works on the kind's memory itself (NCCL) and
+  // must be ordered with them; nullptr for a kind without one (host).
+  virtual void* work_stream() { return nullptr; }
 };
 
 // Forwards every operation to another table; a subclass changes a few
@@ -182,6 +186,7 @@ class ForwardingMemory : public MemoryOps {
   std::string device_label() override { return inner_.device_label(); }
   std::string device_bus_id() override { return inner_.device_bus_id(); }
   bool ranks_share_device() override { return inner_.ranks_share_device(); }
+  void* work_stream() override { return inner_.work_stream(); }
 
  protected:
   MemoryOps& inner_;

@@ -2,7 +2,11 @@
 # command from compile_commands.json (the flags of the layer it links, as
 # that layer's sources get them; no make, so nothing else is rebuilt) and
 # checks each outcome: "ok" probes compile, "fails" probes stop at their
-# header. -DBUILD -DSOURCE -DEXPECT=name|header|outcome;...
+# header, which must exist in the tree. Then the two rules no probe can show:
+# no include through "../", and every source of a layer's folder compiled by
+# that layer's target. -DBUILD -DSOURCE -DEXPECT=name|header|outcome;...
+# -DOWNERS=folder|layer target|level;... (a source of <folder> sees the
+# root of <layer target> and of no other layer at its level or above).
 cmake_minimum_required(VERSION 3.25)
 # One "command" line per source in CMake's compile_commands.json; the
 # probes' lines name their files (-c .../tests/layers/layer_*.cpp).
@@ -44,6 +48,10 @@ foreach(e IN LISTS EXPECT)
   list(GET e 0 name)
   list(GET e 1 header)
   list(GET e 2 outcome)
+  if(NOT EXISTS ${SOURCE}/${header} AND NOT EXISTS ${SOURCE}/src/${header})
+    list(APPEND bad "${name}: ${header} is no header of the tree (moved?): the probe would prove nothing")
+    continue()
+  endif()
   string(REPLACE "." "\\." header_re "${header}")
   # gcc: "x.cpp:1:10: fatal error: a/b.h: No such file"; clang: "... fatal error: 'a/b.h' file not found"
   set(missing "${name}\\.cpp:[0-9]+:[0-9]+: fatal error: '?${header_re}'?[: ]")
@@ -64,9 +72,73 @@ foreach(f IN LISTS sources)
     list(APPEND bad "${f}: ${climbs} (include through the layer's root, not \"../\")")
   endif()
 endforeach()
+# A source of a layer's folder is compiled by that layer's target: with its
+# root, and with no root of a layer beside or above it nor the source folder
+# the app adds (a source in the wrong target_sources() sees too much).
+file(STRINGS ${BUILD}/compile_commands.json commands REGEX "^ *\"(directory|command)\": ")
+string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" source_re "${SOURCE}")
+string(REGEX REPLACE "([][+.*()^$?|\\])" "\\\\\\1" build_re "${BUILD}")
+set(checked 0)
+foreach(line IN LISTS commands)
+  if(line MATCHES "^ *\"directory\": \"(.*)\",?$")
+    set(directory "${CMAKE_MATCH_1}")
+    continue()
+  endif()
+  if(NOT line MATCHES " -c ([^ \"]+)")
+    continue()
+  endif()
+  set(compiled_file ${CMAKE_MATCH_1})
+  # A unity build (the asan-ubsan preset) compiles files that include the sources.
+  if(compiled_file MATCHES "/Unity/unity_[^/]*$" AND EXISTS ${compiled_file})
+    file(STRINGS ${compiled_file} files REGEX "^#include \"")
+    list(TRANSFORM files REPLACE "^#include \"(.*)\"$" "\\1")
+  else()
+    set(files ${compiled_file})
+  endif()
+  list(FILTER files INCLUDE REGEX "^${source_re}/")
+  list(TRANSFORM files REPLACE "^${source_re}/" "")
+  # nvcc takes its include folders from a file (--options-file x.rsp)
+  if(line MATCHES "--options-file ([^ \"]+)")
+    file(READ ${directory}/${CMAKE_MATCH_1} options)
+    string(REGEX REPLACE "[\"\n]" " " options "${options}")
+    string(REGEX REPLACE "-I +" "-I" options "${options}")
+    string(APPEND line " ${options} ")
+  endif()
+  foreach(file IN LISTS files)
+    foreach(owner IN LISTS OWNERS)
+      string(REPLACE "|" ";" owner "${owner}")
+      list(GET owner 0 folder)
+      list(GET owner 1 layer)
+      list(GET owner 2 level)
+      if(NOT file MATCHES "^${folder}/")
+        continue()
+      endif()
+      math(EXPR checked "${checked} + 1")
+      if(NOT line MATCHES "-I${build_re}/layers/${layer}( |$)")
+        list(APPEND bad "${file}: not compiled by ${layer} (its folder's layer)")
+      endif()
+      if(line MATCHES "-I${source_re}(/src)?( |$)")
+        list(APPEND bad "${file}: compiled with the source folder on its include path (the app's)")
+      endif()
+      foreach(other IN LISTS OWNERS)
+        string(REPLACE "|" ";" other "${other}")
+        list(GET other 1 other_layer)
+        list(GET other 2 other_level)
+        if(NOT other_layer STREQUAL layer AND other_level GREATER_EQUAL level
+           AND line MATCHES "-I${build_re}/layers/${other_layer}( |$)")
+          list(APPEND bad "${file}: sees ${other_layer}, beside or above its layer ${layer}")
+        endif()
+      endforeach()
+    endforeach()
+  endforeach()
+endforeach()
+if(checked EQUAL 0)
+  list(APPEND bad "no source of a layer's folder found in compile_commands.json")
+endif()
 if(bad)
   list(JOIN bad "\n  " text)
   message(FATAL_ERROR "layers not enforced:\n  ${text}\nbuild output:\n${out}")
 endif()
 list(LENGTH EXPECT n)
-message(STATUS "layers enforced: ${n} probes as expected, no \"../\" include")
+message(STATUS "layers enforced: ${n} probes as expected, no \"../\" include, "
+               "${checked} sources of the layers' folders each compiled by its own layer")

@@ -255,6 +255,7 @@ class CudaMemory final : public MemoryOps {
   std::string device_label() override { return gpu_label(); }
   std::string device_bus_id() override { return pci_bus_id(); }
   bool ranks_share_device() override { return ranks_share_gpu(); }
+  void* work_stream() override { return stream(); }
 
   // Free device memory (cudaMemGetInfo), shared by the ranks of this node
   // that use the same device.
@@ -344,7 +345,6 @@ void set_cuda_device_choice(int device, int local_rank, int max_local_ranks, con
 }
 
 int current_device() { return g_cuda.device(); }
-void* compute_stream() { return g_cuda.stream(); }
 
 bool ranks_share_gpu() {
   const Choice& c = choice();

@@ -1,4 +1,6 @@
-// The CUDA memory kind's few entry points outside the MemoryOps table.
+// The CUDA memory kind's few entry points outside the MemoryOps table, for
+// the cuda folder's own sources: the layers above reach the kind only
+// through src/memory/*.h (its stream: MemoryOps::work_stream()).
 // Compiled only when GDR_HAVE_CUDA is defined (src/memory/cuda/CMakeLists.txt).
 #pragma once
 
@@ -17,8 +19,6 @@ void set_cuda_device_choice(int device, int local_rank, int max_local_ranks,
 // The ordinal this rank uses, made current on the calling thread.
 // Throws UsageError when there is no usable device.
 int current_device();
-// The stream every kernel and copy()/sync() of the kind runs on (a cudaStream_t).
-void* compute_stream();
 // Whether two ranks of one node land on the same GPU (NCCL refuses that).
 bool ranks_share_gpu();
 // PCI bus id of this rank's GPU ("0000:3B:00.0"), "" when CUDA cannot say.
