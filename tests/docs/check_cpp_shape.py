@@ -36,6 +36,58 @@ CTOR_TAIL = re.compile(r"\s*(noexcept\s*)?(?<!:):(?!:)", re.S)
 NAME = re.compile(r"(operator\s*(\(\)|\[\]|[^\w\s()]+|\s\w[\w:<>]*)|[~\w][\w:~<>,]*?|\])\s*$")
 
 
+def _preprocessor_end(text, i):
+    """Where the preprocessor line starting at i ends, with its continuations and a comment
+    that runs past it."""
+    n, j = len(text), i
+    while j < n and text[j] != "\n":
+        if text[j] == "\\" and j + 1 < n and text[j + 1] == "\n":
+            j += 2
+            continue
+        if text.startswith("/*", j):
+            e = text.find("*/", j + 2)
+            j = n if e < 0 else e + 2
+            continue
+        j += 1
+    return j
+
+
+def _string_end(text, i):
+    """Where the string literal opening at i ends (one past its closing quote); raw strings too."""
+    k = i - 1
+    while k >= 0 and (text[k].isalnum() or text[k] == "_"):
+        k -= 1
+    if text[k + 1:i].endswith("R"):  # R"delim( ... )delim"
+        open_paren = text.find("(", i)
+        delim = text[i + 1:open_paren]
+        end = text.find(")" + delim + '"', open_paren)
+        if open_paren < 0 or end < 0:
+            raise ValueError(f"unterminated raw string at offset {i}")
+        return end + len(delim) + 2
+    j = i + 1
+    while j < len(text) and text[j] != '"':
+        if text[j] == "\n":
+            raise ValueError(f"unterminated string at offset {i}")
+        j += 2 if text[j] == "\\" else 1
+    return j + 1
+
+
+def _char_end(text, i):
+    """Where the character literal opening at i ends (its closing quote), or None for a digit
+    separator (1'000'000)."""
+    k = i - 1
+    while k >= 0 and NUMBER_TOKEN.match(text[k]):
+        k -= 1
+    if k + 1 < i and text[k + 1].isdigit():
+        return None
+    j = i + 1
+    while j < len(text) and text[j] != "'":
+        if text[j] == "\n":
+            raise ValueError(f"unterminated character literal at offset {i}")
+        j += 2 if text[j] == "\\" else 1
+    return j
+
+
 def blank(text):
     """The text with comments, string and character literals and preprocessor lines
     turned to spaces, newlines kept (so line numbers stay)."""
@@ -51,17 +103,8 @@ def blank(text):
 
     while i < n:
         c = text[i]
-        if line_start and c == "#":  # a preprocessor line, with its continuations
-            j = i
-            while j < n and text[j] != "\n":
-                if text[j] == "\\" and j + 1 < n and text[j + 1] == "\n":
-                    j += 2
-                    continue
-                if text.startswith("/*", j):  # a comment running past the line
-                    e = text.find("*/", j + 2)
-                    j = n if e < 0 else e + 2
-                    continue
-                j += 1
+        if line_start and c == "#":
+            j = _preprocessor_end(text, i)
             wipe(i, j)
             i = j
             continue
@@ -82,38 +125,14 @@ def blank(text):
             wipe(i, j)
             i = j
         elif c == '"':
-            k = i - 1
-            while k >= 0 and (text[k].isalnum() or text[k] == "_"):
-                k -= 1
-            prefix = text[k + 1:i]
-            if prefix.endswith("R"):  # R"delim( ... )delim"
-                open_paren = text.find("(", i)
-                delim = text[i + 1:open_paren]
-                end = text.find(")" + delim + '"', open_paren)
-                if open_paren < 0 or end < 0:
-                    raise ValueError(f"unterminated raw string at offset {i}")
-                j = end + len(delim) + 2
-            else:
-                j = i + 1
-                while j < n and text[j] != '"':
-                    if text[j] == "\n":
-                        raise ValueError(f"unterminated string at offset {i}")
-                    j += 2 if text[j] == "\\" else 1
-                j += 1
+            j = _string_end(text, i)
             wipe(i + 1, j - 1)
             i = j
         elif c == "'":
-            k = i - 1
-            while k >= 0 and NUMBER_TOKEN.match(text[k]):
-                k -= 1
-            if k + 1 < i and text[k + 1].isdigit():  # a digit separator: 1'000'000
+            j = _char_end(text, i)
+            if j is None:
                 i += 1
                 continue
-            j = i + 1
-            while j < n and text[j] != "'":
-                if text[j] == "\n":
-                    raise ValueError(f"unterminated character literal at offset {i}")
-                j += 2 if text[j] == "\\" else 1
             wipe(i + 1, j)
             i = j + 1
         else:
