@@ -9,12 +9,6 @@
 
 namespace gdr::doctor::detail {
 
-static std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 bool has_gpu_driver(const Facts& f) { return f.gpu.nvml || f.gpu.cuda || f.gpu.module.loaded; }
 
 DmaBufState dmabuf_state(const Facts& f, std::string* evidence, std::string* fix) {

@@ -13,12 +13,6 @@
 namespace gdr::doctor::detail {
 namespace {
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 void ucx_device_check(const Facts& f, std::vector<Check>& out) {
   const auto& u = f.ucx_device;
   Check c{"gpu-initiated", "ucx device api", "n/a", "", ""};

@@ -9,12 +9,6 @@
 namespace gdr::doctor::detail {
 namespace {
 
-std::string join(const std::vector<std::string>& v, const char* sep = ", ") {
-  std::string out;
-  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
-  return out;
-}
-
 bool active(const PortFacts& p) { return p.state == "ACTIVE"; }
 
 // The "devices" row: RDMA devices in sysfs and whether libibverbs can use them.

@@ -9,6 +9,12 @@
 namespace gdr::doctor {
 namespace detail {
 
+std::string join(const std::vector<std::string>& v, const char* sep) {
+  std::string out;
+  for (const auto& s : v) out += (out.empty() ? "" : sep) + s;
+  return out;
+}
+
 std::string human_bytes(unsigned long long b) {
   const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int u = 0;

@@ -268,5 +268,6 @@ void assess_gpu_initiated(const Facts& f, std::vector<Check>& out);  // area "gp
 // Small helpers shared by the checks.
 std::string human_bytes(unsigned long long bytes);
 std::string cuda_version_string(int v);  // 13000 -> "13.0"
+std::string join(const std::vector<std::string>& v, const char* sep = ", ");  // {"a","b"} -> "a, b"
 
 }  // namespace gdr::doctor::detail

@@ -8,6 +8,19 @@
 
 namespace gdr::doctor::test {
 
+#ifdef GDR_DOCTOR_TEST_DATA
+// The /sys and /proc of a node recorded under tests/doctor/data/<name>, no library probed.
+template <class Options>
+Options recorded_tree(const std::string& name) {
+  Options o;
+  const std::string top = std::string(GDR_DOCTOR_TEST_DATA) + "/" + name;
+  o.sys_root = top + "/sys";
+  o.proc_root = top + "/proc";
+  o.probe_libraries = false;
+  return o;
+}
+#endif
+
 class FakeTree {
  public:
   FakeTree() {

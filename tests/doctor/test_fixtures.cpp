@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "doctor/facts.h"
+#include "fake_tree.h"
 
 using namespace gdr::doctor;
 using namespace gdr::doctor::detail;
@@ -13,13 +14,7 @@ using namespace gdr::doctor::detail;
 namespace {
 const std::string kSoftRoce = std::string(GDR_DOCTOR_TEST_DATA) + "/softroce";
 
-Options softroce() {
-  Options o;
-  o.sys_root = kSoftRoce + "/sys";
-  o.proc_root = kSoftRoce + "/proc";
-  o.probe_libraries = false;
-  return o;
-}
+Options softroce() { return test::recorded_tree<Options>("softroce"); }
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path);

@@ -13,13 +13,7 @@ using namespace gdr::doctor::detail;
 namespace {
 const std::string kNode = std::string(GDR_DOCTOR_TEST_DATA) + "/ibgda_node";
 
-Options node() {
-  Options o;
-  o.sys_root = kNode + "/sys";
-  o.proc_root = kNode + "/proc";
-  o.probe_libraries = false;
-  return o;
-}
+Options node() { return test::recorded_tree<Options>("ibgda_node"); }
 
 Facts facts_of(const Options& o) {
   Facts f;

@@ -2,18 +2,12 @@
 
 #include "src/core/errors.h"
 #include "options/options.h"
+#include "parse_run_options.h"
 
 using namespace gdr;
 
 namespace {
-RunOptions parse(std::vector<std::string> argv) {
-  CLI::App app;
-  RunArgs args;
-  add_run_options(app, args);
-  std::reverse(argv.begin(), argv.end());
-  app.parse(argv);
-  return validate(args);
-}
+RunOptions parse(std::vector<std::string> argv) { return test::parse_run_options(std::move(argv)); }
 }  // namespace
 
 TEST(Options, Defaults) {

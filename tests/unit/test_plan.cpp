@@ -11,6 +11,7 @@
 
 #include "collectives/host_rounds.h"
 #include "options/options.h"
+#include "parse_run_options.h"
 #include "planning/plan.h"
 #include "planning/schedule.h"
 #include "transports/transport.h"
@@ -19,14 +20,7 @@ using namespace gdr;
 
 namespace {
 
-RunOptions parse(std::vector<std::string> argv) {
-  CLI::App app;
-  RunArgs args;
-  add_run_options(app, args);
-  std::reverse(argv.begin(), argv.end());
-  app.parse(argv);
-  return validate(args);
-}
+RunOptions parse(std::vector<std::string> argv) { return test::parse_run_options(std::move(argv)); }
 
 const std::vector<std::string> kRounds = {"-t", "bw", "-T", "mpi", "-m", "host", "--pattern", "rounds",
                                           "-b", "8", "-e", "64", "-f", "8"};
