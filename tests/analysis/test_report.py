@@ -102,7 +102,7 @@ class Report(TempDirCase):
     def test_renders_in_chromium(self):
         browser = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
         if not browser:
-            self.skipTest("no chromium (jobs/deps/debian-analysis.txt installs it)")
+            self.skipTest("no chromium (jobs/deps/debian-report.txt installs it)")
         r, out = self.out["cmp"]
         self.assertEqual(r.returncode, 0, r.stderr)
         shot = self.p("shot.png")

@@ -286,7 +286,7 @@ class Flags(unittest.TestCase):
 # span is gdrbench's (any subcommand's --help) or one of these; a new one is added here knowingly.
 FOREIGN_FLAGS = {
     "--enable-recovery": "mpirun", "--mca": "mpirun", "--oversubscribe": "mpirun",
-    "--exclusive": "sbatch", "--wrap": "sbatch", "--mpi": "srun", "--no-deps": "pip", "--system-site-packages": "venv",
+    "--exclusive": "sbatch", "--wrap": "sbatch", "--mpi": "srun", "--no-deps": "pip", "--system-site-packages": "venv", "--variant": "debootstrap",
     "--output-on-failure": "ctest", "--print-labels": "ctest", "--show-only": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
     "--status": "jobs/with_mps.sh", "--summarize": "jobs/cluster/measure_validate.py",
     "--system": "jobs/reframe/make_references.py", "--tolerance": "jobs/reframe/make_references.py",

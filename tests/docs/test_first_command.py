@@ -1,6 +1,7 @@
 """The README's first command, `./jobs/setup.sh`, as written: it finds every
-package present, builds (nothing to do after the build that runs ctest), and
-runs the main job, here cut to one small case through its extra arguments.
+package of its lists (core, analysis) present, builds the gdrbench binary
+(nothing to do after the build that runs ctest), and runs the main job, here
+cut to one small case through its extra arguments.
 Its table still has the header lines the README's first run reads.
 
 Bounded: a build that has to compile or link is stopped at its first such
