@@ -7,7 +7,7 @@
 //           time per message = iteration time / window.
 //  bibw:    both directions at once, `window` messages each way.
 // Every message carries a pattern of its sender, iteration and slot
-// (src/memory/pattern.h); the receiver verifies every byte of every slot of a
+// (src/memory/payload_pattern.h); the receiver verifies every byte of every slot of a
 // checked batch, in one kernel per batch for device memory: the batch after
 // the timed ones (--check after), or every timed batch too (--check every).
 // Message w lands in slot w mod slots of the receive buffer; --slots auto
@@ -20,7 +20,7 @@
 
 #include "src/core/bootstrap.h"
 #include "patterns.h"
-#include "src/memory/pattern.h"
+#include "src/memory/payload_pattern.h"
 #include "test.h"
 #include "timed_loop.h"
 

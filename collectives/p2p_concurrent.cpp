@@ -27,7 +27,7 @@
 #include "patterns.h"
 #include "src/core/bootstrap.h"
 #include "src/core/errors.h"
-#include "src/memory/pattern.h"
+#include "src/memory/payload_pattern.h"
 #include "src/core/signals.h"
 #include "timed_loop.h"
 

@@ -14,7 +14,7 @@
 #include <memory>
 
 #include "src/core/bootstrap.h"
-#include "src/memory/pattern.h"
+#include "src/memory/payload_pattern.h"
 #include "test.h"
 
 namespace gdr {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs the Debian packages of the lists named, jobs/deps/debian-NAME.txt
+# Installs the Debian packages of the lists named (a list NAME is the file debian-NAME.txt in jobs/deps/)
 # (one package per line, '#' comments), with their dependencies:
 #   jobs/install-deps.sh core analysis   # what building gdrbench, its main job
 #                                        # and its analysis subcommands need

@@ -1,6 +1,6 @@
 #include "bootstrap.h"
 
-#include "roll_call.h"
+#include "wait_census.h"
 
 #include <fmt/format.h>
 #include <unistd.h>

@@ -13,7 +13,7 @@
 #include "exact_inputs.h"
 #include "host_reduce.h"
 #include "memory.h"
-#include "pattern.h"
+#include "payload_pattern.h"
 #include "core/sizes.h"
 
 namespace gdr::host {

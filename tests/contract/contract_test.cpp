@@ -22,7 +22,7 @@
 #include "src/core/bootstrap.h"
 #include "src/core/errors.h"
 #include "src/memory/memory.h"
-#include "src/memory/pattern.h"
+#include "src/memory/payload_pattern.h"
 #include "transports/staged/staged_transport.h"
 #include "transports/transport.h"
 
@@ -37,7 +37,7 @@ void expect(Bootstrap& boot, bool ok, const std::string& what) {
   std::fflush(stdout);
 }
 
-// Message `msg` from rank `from` carries the p2p payload (src/memory/pattern.h).
+// Message `msg` from rank `from` carries the p2p payload (src/memory/payload_pattern.h).
 std::uint64_t seed_of(int from, int msg) { return pattern::seed(from, static_cast<std::uint64_t>(msg), 0); }
 MemoryOps& host() { return *memory_ops(MemKind::host); }
 

@@ -11,7 +11,7 @@
 #include "collectives/test.h"
 #include "collectives/timed_loop.h"
 #include "src/core/bootstrap.h"
-#include "src/memory/pattern.h"
+#include "src/memory/payload_pattern.h"
 
 namespace gdr {
 namespace {

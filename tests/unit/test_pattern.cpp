@@ -1,4 +1,4 @@
-// The point-to-point payload pattern (src/memory/pattern.h) through the host
+// The point-to-point payload pattern (src/memory/payload_pattern.h) through the host
 // memory kind: what the receiver's check must catch.
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "src/memory/memory.h"
-#include "src/memory/pattern.h"
+#include "src/memory/payload_pattern.h"
 
 namespace gdr {
 namespace {

@@ -11,7 +11,7 @@
 
 #include "cuda_kernels.h"
 #include "memory/exact_inputs.h"
-#include "memory/pattern.h"
+#include "memory/payload_pattern.h"
 
 namespace gdr::cuda {
 namespace {

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "src/core/roll_call.h"
+#include "src/core/wait_census.h"
 
 namespace {
 std::string name(int r) { return fmt::format("rank {} (h{})", r, r); }

@@ -1,4 +1,4 @@
-#include "roll_call.h"
+#include "wait_census.h"
 
 #include <chrono>
 #include <thread>
