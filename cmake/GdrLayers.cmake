@@ -1,6 +1,7 @@
 # The layers the build enforces (docs/developers/layers.md):
 #
-#   app          src/*.cpp: the commands, the sweep runner, the result sinks
+#   app          seven folders of src/, one a floor (src/CMakeLists.txt): commands,
+#                sweep, planning, outputs, verdicts, record, options
 #   collectives  collectives/: the tests and the library reference rows
 #   transports   transports/: one folder per transport, and the staged path
 #   memory       src/memory/: the memory kinds      doctor  src/doctor/
