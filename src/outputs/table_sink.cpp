@@ -46,7 +46,7 @@ class TableSink final : public ResultSink {
                "GB/s = 1e9 B/s\n");
     fmt::print("# algbw = bytes / time; bibw: algbw = 2 x bytes / time (both directions summed, "
                "as osu_bibw); busbw = algbw x 2(n-1)/n for allreduce, = algbw for p2p\n");
-    fmt::print("# %peak = busbw / the ceiling of the path the bytes took (bibw: of both directions); "
+    fmt::print("# %peak = busbw / the ceiling of the path the bytes took (bibw: of both directions, of one copy where both share one GPU's memory); "
                "'!' after the path: device bytes went through host memory (a # note says why)\n");
     std::string header;
     for (const Column& col : columns()) header += fmt::format(" {:>{}}", col.header, col.width);

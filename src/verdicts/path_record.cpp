@@ -9,6 +9,7 @@
 
 #include "core/ceiling.h"
 #include "doctor/facts.h"
+#include "memory/memory.h"
 
 namespace gdr {
 namespace {
@@ -101,6 +102,14 @@ void direct_by_speed(CaseRecord& rec, const CopyCeilings& copies) {
 
 }  // namespace
 
+double busbw_bound(const CaseParams& c, const Ceiling& limit, bool one_device, std::string* why) {
+  if (why) why->clear();
+  const bool one_memory = one_device && limit.source.rfind("copy-d2d ", 0) == 0;
+  if (c.traits.directions < 2 || !one_memory) return c.traits.directions * limit.gbps;
+  if (why) *why = "; both directions share one GPU's memory, so the copy's rate bounds them together";
+  return limit.gbps;
+}
+
 void note_copy_row(const CaseRecord& rec, CopyCeilings& copies) {
   if (is_copy_row(rec.params) && rec.algbw_gbps > 0)
     copies[rec.params.bytes][rec.params.transport] = rec.algbw_gbps;
@@ -153,7 +162,10 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
   rec.peak_gbps = worst.gbps;
   rec.peak_source = worst.source;
   if (worst.gbps > 0) {
-    double bound = c.traits.directions * worst.gbps;  // bibw: both directions of a duplex link
+    MemoryOps* ops = c.mem == MemKind::host ? nullptr : memory_ops(c.mem);
+    std::string shared;
+    double bound = busbw_bound(c, worst, ops && ops->ranks_share_device(), &shared);
+    rec.peak_source += shared;
     rec.pct_peak = rec.busbw_gbps / bound * 100;
     if (!unknowns.empty())
       rec.peak_source += fmt::format(" (no limit known for {})", join(unknowns, ", "));

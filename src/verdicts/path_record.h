@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/bootstrap.h"
+#include "core/ceiling.h"
 #include "record/results.h"
 #include "transports/transport.h"
 
@@ -23,5 +24,12 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
 
 // Rank 0, after add(): a copy row's algbw becomes a ceiling for later rows.
 void note_copy_row(const CaseRecord& rec, CopyCeilings& copies);
+
+// What bounds a row's busbw when `limit` (the slowest stage of its path) bounds each direction:
+// a bibw row moves both directions at once, so twice a duplex link's rate; but where the limit is
+// a copy within one GPU's memory (the copy-d2d row) and the ranks share that GPU, both directions
+// read and write the same memory and the copy's rate bounds them together. `why` gets the words
+// the row's ceiling source adds, "" when none.
+double busbw_bound(const CaseParams& c, const Ceiling& limit, bool one_device, std::string* why);
 
 }  // namespace gdr

@@ -12,6 +12,7 @@
 #include "doctor/facts.h"
 #include "src/core/ceiling.h"
 #include "src/core/mps.h"
+#include "verdicts/path_record.h"
 #include "verdicts/verdict.h"
 #ifdef GDR_HAVE_UCX
 #include "transports/ucx/ucx_path.h"
@@ -118,6 +119,24 @@ TEST(Ceiling, DoctorRows) {
   EXPECT_EQ(evidence("mlx5_0 port 1"), "n/a: mlx5_0 port 1 rate 400 Gb/sec (4X NDR) (sysfs): 50.00 GB/s");
   EXPECT_EQ(evidence("GPU 0000:9a:00.0 - mlx5_0"), "n/a: PIX; GPUDirect RDMA at most 31.5 GB/s (HCA mlx5_0)");
   EXPECT_NE(evidence("mps").find("CUDA MPS is not running"), std::string::npos);
+}
+
+// bibw against its ceiling: a duplex link bounds each direction, so twice its rate; a copy within
+// one GPU's memory bounds both directions together when the ranks share that GPU.
+TEST(Ceiling, BibwOnOneGpuIsBoundByOneCopy) {
+  gdr::CaseParams bibw, bw;
+  bibw.traits.directions = 2;
+  bw.traits.directions = 1;
+  const gdr::Ceiling d2d{2000, "copy-d2d row of this run at this size: 2000.0 GB/s"};
+  const gdr::Ceiling pcie{50, "PCIe Gen5 x16 of GPU 0000:00:06.0 (sysfs): 50.4 GB/s"};
+  std::string why;
+  EXPECT_DOUBLE_EQ(gdr::busbw_bound(bibw, d2d, true, &why), 2000);
+  EXPECT_NE(why.find("share one GPU's memory"), std::string::npos) << why;
+  EXPECT_DOUBLE_EQ(gdr::busbw_bound(bibw, d2d, false, &why), 4000);  // two GPUs: each its own memory
+  EXPECT_EQ(why, "");
+  EXPECT_DOUBLE_EQ(gdr::busbw_bound(bibw, pcie, true, &why), 100);   // a duplex link: both ways at once
+  EXPECT_DOUBLE_EQ(gdr::busbw_bound(bw, d2d, true, &why), 2000);
+  EXPECT_EQ(why, "");
 }
 
 TEST(Mps, ControlSocketFound) {
