@@ -40,13 +40,16 @@ void ucx_device_check(const Facts& f, std::vector<Check>& out) {
   } else if (eps.empty()) {
     c.fix = "a UCX built --with-cuda (cuda_ipc device endpoints, within a node) and --with-verbs "
             "on mlx5 (its gda module, libuct_ib_mlx5_gda: rc_gda, between nodes)";
-  } else {
+  } else if (gda) {
     c.status = "pass";
-    if (!gda) {
-      c.evidence += ": within a node only (no rc_gda endpoint for GPU-initiated puts between nodes)";
-      c.fix = "between nodes UCX needs its rc_gda transport: a UCX built --with-cuda and "
-              "--with-verbs (module libuct_ib_mlx5_gda) and an mlx5 HCA";
-    }
+  } else {
+    // cuda_ipc's device endpoint alone proved nothing where it was tried: UCX 1.22's device puts
+    // between two processes on one GPU hung ("could not find device lanes"), and UCX's own CI
+    // runs its device tests over rc_gda only (results/archive/20261205_h100_ucx-device-api-probe.txt).
+    c.evidence += ": cuda_ipc only, whose GPU-initiated puts did not run between two processes on "
+                  "one GPU where tried (UCX 1.22: no device lanes); no rc_gda endpoint (between nodes)";
+    c.fix = "UCX's rc_gda transport: a UCX built --with-cuda and --with-verbs (module "
+            "libuct_ib_mlx5_gda) and an mlx5 HCA";
   }
   out.push_back(std::move(c));
 }
