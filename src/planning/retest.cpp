@@ -235,7 +235,7 @@ void close(State& s, const std::string& why) {
 }  // namespace retest
 
 Retest::Retest(const RunOptions& o, patterns::Layout at)
-    : on_(retest_applies(o)), at_(std::move(at)), ranks_(at_.ranks), rounds_(o.settings.get<RetestSettings>().rounds),
+    : on_(retest_applies(o)), at_(std::move(at)), rounds_(o.settings.get<RetestSettings>().rounds),
       rule_{LiveVerdicts::kZ, 1.0 + o.settings.get<LiveSettings>().min_slowdown_pct / 100.0} {}
 
 void Retest::add(const CaseRecord& r, std::size_t plan_index) {
@@ -332,7 +332,7 @@ bool Retest::start(std::vector<std::string>& notes) {
   }
   std::vector<Link> links;
   for (auto& [l, w] : suspicious_) links.push_back(l);
-  state_ = retest::plan_components(links, ranks_);
+  state_ = retest::plan_components(links, at_.ranks);
   healthy0_ = state_.healthy;
   std::vector<std::string> parts;
   for (auto& c : state_.comps) parts.push_back(c.name());

@@ -139,7 +139,7 @@ class Retest {
 
   bool on_ = false;
   patterns::Layout at_;
-  int ranks_ = 0, rounds_ = 3;
+  int rounds_ = 3;
   outlier::Rule rule_;
   std::map<std::string, Group> groups_;  // "test transport mem path pattern bytes"
   std::string lane_;                     // the group the retests run in
