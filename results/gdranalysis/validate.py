@@ -155,6 +155,11 @@ def doctor_phase(rec, lau, hosts, deadline, out):
     failed = {}
     if to or rc not in (0, 3, 4) or not verdicts:
         failed = probe(rec, lau, hosts, min(deadline, time.monotonic() + 20))
+        alive = [h for h in hosts if h not in failed]
+        if failed and not verdicts and alive and deadline - time.monotonic() > 3:
+            # One host that cannot start a process fails the whole launch: the others' reports
+            # (their configurations and counters, compared later) come from a second one without it.
+            return doctor_phase(rec, lau, alive, deadline, out)[0], failed
     return verdicts, failed
 
 

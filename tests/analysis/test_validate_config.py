@@ -114,6 +114,32 @@ class Hostfile(unittest.TestCase):
             self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
             self.assertFalse(os.path.exists(out), "validate made its folder: it went past its input checks")
 
+    @unittest.skipIf(gdrbench() is None, "no gdrbench binary")
+    def test_a_host_that_does_not_exist_gets_one_line(self):
+        # Open MPI's rsh agent of the emulated cluster answers for no such host as ssh would (exit
+        # 255), and Open MPI adds its 20-line message; the table keeps one line and names the file.
+        agent = os.path.join(REPO, "jobs", "cluster", "rsh-agent.sh")
+        with tempfile.TemporaryDirectory() as out:
+            p = subprocess.run([PYTHON, "-m", "gdranalysis", "validate", "--hostfile",
+                                self.write("localhost\nnosuch9\n"), "--gdrbench", gdrbench(), "--out", out,
+                                "--launcher-args", f"--mca plm_rsh_agent {agent}", "--no-report",
+                                "--min-bytes", "32K", "--max-bytes", "64K"], capture_output=True, text=True,
+                               timeout=120, env=dict(os.environ, PYTHONPATH=RESULTS, OMPI_ALLOW_RUN_AS_ROOT="1",
+                                                     OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1"))
+            with open(os.path.join(out, "validate.json")) as f:
+                doc = json.load(f)
+            why = doc["failed"].get("nosuch9", "")
+            self.assertEqual(p.returncode, 4, p.stdout + p.stderr)
+            self.assertIn("no emulated host 'nosuch9'", why)
+            self.assertIn(f"full text in {out}/probe-nosuch9.err", why)
+            self.assertNotIn("\n", why)
+            # The launch that failed for nosuch9 is made again without it: this host's report is there.
+            self.assertEqual(len(doc["doctor"]), 1, doc["doctor"])
+            lines = p.stdout.splitlines()
+            at = [i for i, line in enumerate(lines) if line.startswith("nosuch9")]
+            self.assertEqual(len(at), 1, p.stdout)
+            self.assertTrue(lines[at[0] + 1].startswith("#"), "the row runs on to a second line")
+
 
 if __name__ == "__main__":
     unittest.main()
