@@ -485,7 +485,7 @@ def _write_outputs(a, doc, verdicts, findings, notes, elapsed):
         dump_json(doc)
     else:
         print(format_table(verdicts, findings, notes + [f"files: {a.out}/validate.json, validate.xml, "
-                                                        "report.html, commands.log, doctor.json, run*.h5"]))
+                                                        "report.html, commands.log, doctor.json, counters-end.json, run*.h5"]))
 
 
 def _file_error(h5):
