@@ -140,7 +140,7 @@ def _read(path):
 def doctor_phase(rec, lau, hosts, deadline, out):
     """{host: doctor verdict}, {host: why failed} for hosts that could not run it."""
     path = os.path.join(out, "doctor.json")
-    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--timeout", "20"]), deadline, "doctor")
+    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--force", "--timeout", "20"]), deadline, "doctor")
     verdicts = {}
     if os.path.exists(path):
         try:
@@ -325,7 +325,7 @@ def validate(a) -> int:
     h5_used, ran_on, down = _bench_runs(a, rec, lau, [h for h in hosts if h not in failed], failed,
                                         nsizes, budget, t0, notes)
     # The counters again, on the hosts that ran, from what is left of the analysis's share.
-    before = read_doctor(os.path.join(a.out, "doctor.json"))
+    before = read_doctor(os.path.join(a.out, "doctor.json"), [h for h in hosts if h not in failed])
     after = counters_after(rec, lau, [h for h in hosts if h in before and h not in failed],
                            min(t0 + budget, time.monotonic() + ANALYSIS_S / 2), a.out)
     run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes)

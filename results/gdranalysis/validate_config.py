@@ -28,14 +28,20 @@ LABEL = {"mtu": "MTU", "speed_mbps": "speed (Mb/s)", "fw_ver": "firmware", "acti
          "pcie_max_width": "PCIe max width", "pcie_max_speed": "PCIe max speed"}
 
 
-def read_doctor(path) -> dict:
-    """{host: report} of a gdrbench-doctor document; {} when it is missing or unreadable."""
+def read_doctor(path, launched=()) -> dict:
+    """{host: report} of a gdrbench-doctor document; {} when it is missing or unreadable. Where
+    the hosts call themselves otherwise than the allocation (FQDN, an address) and there is one
+    report per host launched, the reports (in rank order: one rank per host, in launch order)
+    are named after `launched`."""
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
     except (OSError, ValueError):
         return {}
-    return {r["host"]: r for r in doc.get("reports", []) if isinstance(r, dict) and r.get("host")}
+    reports = [r for r in doc.get("reports", []) if isinstance(r, dict) and r.get("host")]
+    if launched and not {r["host"] for r in reports} <= set(launched) and len(reports) == len(launched):
+        return dict(zip(launched, reports))
+    return {r["host"]: r for r in reports}
 
 
 def label(key) -> str:
@@ -81,7 +87,7 @@ def counters_after(rec, lau, hosts, deadline, out) -> dict:
         return {}
     rec.run(lau.cmd(hosts, 1, ["doctor", "--counters", "-o", path, "--force", "--timeout", "10"]), deadline,
             "doctor counters after the run")
-    return read_doctor(path)
+    return read_doctor(path, hosts)
 
 
 def moved(before, after, hosts) -> dict:

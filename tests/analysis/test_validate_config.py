@@ -84,6 +84,12 @@ class Drift(unittest.TestCase):
         self.assertNotIn("carrier_up_count", said)
         self.assertEqual(moved(before, before, ["n1"]), {})
         self.assertEqual(read_doctor(os.path.join(self.tmp, "none.json")), {})
+        # Hosts that call themselves otherwise than the allocation: named by launch order.
+        path = os.path.join(self.tmp, "d.json")
+        with open(path, "w") as f:
+            json.dump({"reports": [dict(before["n1"], host="a.example"), dict(before["n1"], host="b.example")]}, f)
+        self.assertEqual(list(read_doctor(path, ["a", "b"])), ["a", "b"])
+        self.assertEqual(list(read_doctor(path, ["a", "b", "c"])), ["a.example", "b.example"])
 
 
 class Hostfile(unittest.TestCase):
