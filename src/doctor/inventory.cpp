@@ -41,6 +41,16 @@ constexpr const char* kIbCounters[] = {
     "port_xmit_discards", "port_xmit_constraint_errors",  "port_rcv_constraint_errors",
     "local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped"};
 
+// Software devices a host has or not, up or not, as its containers and tunnels come and go
+// (docker0 is down until a container starts): not configuration to compare. A NIC (no kind),
+// a veth (an emulated host's or a container's NIC), a bond or a VLAN are compared.
+bool software_netdev(const std::string& kind) {
+  static const std::set<std::string> kinds = {
+      "bridge", "dummy", "ifb", "tun", "tap", "vxlan", "geneve", "wireguard", "openvswitch", "macvlan",
+      "macvtap", "ipvlan", "gre", "gretap", "ip6gre", "ip6gretap", "ipip", "ip6tnl", "sit", "vti", "nlmon", "vrf"};
+  return kinds.count(kind) != 0;
+}
+
 }  // namespace
 
 // Ethernet netdev statistics worth a second look after a run (drops, errors, carrier).
@@ -70,6 +80,8 @@ std::vector<NetdevFacts> read_netdevs_sysfs(const Options& o) {
     const std::string d = base + name + "/";
     NetdevFacts n;
     n.name = name;
+    if (exists(d + "bridge")) n.kind = "bridge";  // what sysfs says of the kinds netlink names
+    else if (exists(d + "tun_flags")) n.kind = "tun";
     n.operstate = read_line(d + "operstate").value_or("");
     auto num = [&](const std::string& f) {
       auto v = read_line(d + f);  // speed reads "-1" (or fails) on a link without carrier
@@ -99,6 +111,7 @@ void read_inventory(const Options& o, const GpuSide* gpu, const RdmaSide* rdma,
   std::string why;
   if (o.sys_root != "/sys" || !read_netdevs_live(o, nets, why)) nets = read_netdevs_sysfs(o);
   for (const auto& n : nets) {
+    if (software_netdev(n.kind)) continue;
     const std::string p = "net/" + n.name + "/";
     for (const auto& [c, v] : n.counters) counters.emplace_back(p + c, v);
     if (o.counters_only) continue;
