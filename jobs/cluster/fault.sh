@@ -11,6 +11,8 @@
 #                                               cpu.cfs_quota_us), period 40 ms; run it after the ranks start
 #   fault.sh down HOST                          the host's NIC goes down (a host dropping out)
 #   fault.sh freeze HOST                        every process of HOST stopped (SIGSTOP; a hung host)
+#   fault.sh mtu HOST BYTES                     the host's NIC MTU set to BYTES (68-65535; its peers keep
+#                                               1500): a host configured unlike its peers
 #   fault.sh clear [HOST]                       undo every fault (of HOST): rates, links, cgroups, SIGCONT
 #   fault.sh clear-cgroups                      remove the cgroups fault.sh made
 # GDR_CLUSTER names the cluster as for cluster.sh.
@@ -99,6 +101,7 @@ clear_host() {
   ns_tc "$h" filter del dev eth0 parent 1: 2>/dev/null || true
   for c in $(ns_tc "$h" class show dev eth0 | awk '$3 ~ /^1:2/ {print $3}'); do ns_tc "$h" class del dev eth0 classid "$c"; done
   ip netns exec "gdrc-$h" ip link set eth0 up
+  ip netns exec "gdrc-$h" ip link set eth0 mtu 1500
   ip netns exec "gdrc-$h" ip route flush type blackhole 2>/dev/null || true
   for p in $(ip netns pids "gdrc-$h"); do kill -CONT "$p" 2>/dev/null || true; done
 }
@@ -113,8 +116,11 @@ case $cmd in
   freeze) [ $# -eq 1 ] || die "usage: fault.sh freeze HOST"; conf; host_ok "$1"
           for p in $(ip netns pids "gdrc-$1"); do kill -STOP "$p" 2>/dev/null || true; done
           echo "fault.sh: $1 frozen" ;;
+  mtu) [ $# -eq 2 ] || die "usage: fault.sh mtu HOST BYTES"; conf; host_ok "$1"
+       [[ $2 =~ ^[0-9]{2,5}$ ]] && [ "$2" -ge 68 ] && [ "$2" -le 65535 ] || die "mtu: '$2': bytes, 68-65535"
+       ip netns exec "gdrc-$1" ip link set eth0 mtu "$2"; echo "fault.sh: $1 eth0 MTU $2 (its peers 1500)" ;;
   clear) conf; if [ $# -ge 1 ]; then host_ok "$1"; clear_host "$1"; else
            while read -r h; do clear_host "$h"; done < "$dir/hosts"; fi; clear_cgroups ;;
   clear-cgroups) clear_cgroups ;;
-  *) die "usage: fault.sh nic|link|cpu|down|freeze|clear|clear-cgroups ... (see the header)" ;;
+  *) die "usage: fault.sh nic|link|cpu|down|freeze|mtu|clear|clear-cgroups ... (see the header)" ;;
 esac

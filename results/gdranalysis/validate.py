@@ -27,6 +27,7 @@ from . import schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
+from .validate_config import counters_after, drift, moved, read_doctor, witness
 from .validate_verdict import apply_retests, down_links, findings_of, format_table, host_verdicts, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
@@ -40,15 +41,23 @@ def read_hostfile(path) -> list:
             lines = f.read().splitlines()
     except OSError as e:
         raise InputError(f"--hostfile {path}: cannot read it ({e.strerror or e})") from e
-    hosts = []
+    hosts, firsts = [], {}
     for n, line in enumerate(lines, 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
         if not re.fullmatch(r"[A-Za-z0-9_.:-]+", words[0]):
             raise InputError(f"--hostfile {path}:{n}: '{words[0]}' is not a host name")
-        if words[0] not in hosts:
-            hosts.append(words[0])
+        for w in words[1:]:   # validate places its own ranks; a host given no slot, or twice, is a mistake
+            m = re.fullmatch(r"(?:max_)?slots=(.*)", w)
+            if m and not (m.group(1).isdigit() and int(m.group(1)) > 0):
+                raise InputError(f"--hostfile {path}:{n}: '{w}': want slots=N with N >= 1 (a host with no "
+                                 "slot would be validated with no rank)")
+        if words[0] in hosts:
+            raise InputError(f"--hostfile {path}:{n}: host '{words[0]}' is given twice (first on line "
+                             f"{firsts[words[0]]}): give each host once")
+        hosts.append(words[0])
+        firsts[words[0]] = n
     if not hosts:
         raise InputError(f"--hostfile {path}: no host in it")
     return hosts
@@ -131,7 +140,7 @@ def _read(path):
 def doctor_phase(rec, lau, hosts, deadline, out):
     """{host: doctor verdict}, {host: why failed} for hosts that could not run it."""
     path = os.path.join(out, "doctor.json")
-    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--timeout", "20"]), deadline, "doctor")
+    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--force", "--timeout", "20"]), deadline, "doctor")
     verdicts = {}
     if os.path.exists(path):
         try:
@@ -146,7 +155,22 @@ def doctor_phase(rec, lau, hosts, deadline, out):
     failed = {}
     if to or rc not in (0, 3, 4) or not verdicts:
         failed = probe(rec, lau, hosts, min(deadline, time.monotonic() + 20))
+        alive = [h for h in hosts if h not in failed]
+        if failed and not verdicts and alive and deadline - time.monotonic() > 3:
+            # One host that cannot start a process fails the whole launch: the others' reports
+            # (their configurations and counters, compared later) come from a second one without it.
+            return doctor_phase(rec, lau, alive, deadline, out)[0], failed
     return verdicts, failed
+
+
+def first_line(text) -> str:
+    """The first line of a launcher's message that says something (Open MPI frames its own in
+    lines of dashes), cut to 120 characters: the per-host table keeps one line a host."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and line.strip("-= *") and not line.startswith("#"):
+            return line if len(line) <= 120 else line[:117] + "..."
+    return "no message"
 
 
 def probe(rec, lau, hosts, deadline):
@@ -162,7 +186,8 @@ def probe(rec, lau, hosts, deadline):
             p.wait(timeout=max(0.5, deadline - time.monotonic()))
             if p.returncode != 0:
                 err.seek(0)
-                failed[h] = f"could not start a process there (exit {p.returncode}: {err.read().strip()[-160:]})"
+                failed[h] = (f"could not start a process there (exit {p.returncode}: {first_line(err.read())}; "
+                             f"full text in {err.name})")
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
@@ -299,8 +324,15 @@ def validate(a) -> int:
         failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
     h5_used, ran_on, down = _bench_runs(a, rec, lau, [h for h in hosts if h not in failed], failed,
                                         nsizes, budget, t0, notes)
+    # The counters again, on the hosts that ran, from what is left of the analysis's share.
+    before = read_doctor(os.path.join(a.out, "doctor.json"), [h for h in hosts if h not in failed])
+    after = counters_after(rec, lau, [h for h in hosts if h in before and h not in failed],
+                           min(t0 + budget, time.monotonic() + ANALYSIS_S / 2), a.out)
     run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes)
+    findings += drift(before, [h for h in hosts if h not in failed])
     verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
+    counters = moved(before, after, hosts)
+    witness(verdicts, counters, notes)
     unjudged = any(v.status == "unknown" for v in verdicts)
     if unjudged:
         notes.append("no run could be judged: the hosts not named failed are unknown")
@@ -317,7 +349,7 @@ def validate(a) -> int:
            "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
            "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
                                                                   for f in findings],
-           "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
+           "failed": failed, "doctor": doctor, "counters_moved": counters, "notes": notes, "judged_file": h5_used,
            "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
     _write_outputs(a, doc, verdicts, findings, notes, elapsed)
     return code
@@ -453,7 +485,7 @@ def _write_outputs(a, doc, verdicts, findings, notes, elapsed):
         dump_json(doc)
     else:
         print(format_table(verdicts, findings, notes + [f"files: {a.out}/validate.json, validate.xml, "
-                                                        "report.html, commands.log, doctor.json, run*.h5"]))
+                                                        "report.html, commands.log, doctor.json, counters-end.json, run*.h5"]))
 
 
 def _file_error(h5):

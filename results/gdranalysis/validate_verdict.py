@@ -175,6 +175,8 @@ def down_links(err, hosts) -> list:
 
 
 def _describe(f) -> str:
+    if f.kind == "configuration":   # unlike its peers (validate_config.drift)
+        return f"configuration {f.what}: {f.evidence}"
     if f.kind == "link-down":
         return f"link {f.what} down ({f.evidence})"
     return f"{f.kind} {f.what} {f.slower:.2f}x slower ({f.evidence})"

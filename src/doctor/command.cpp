@@ -93,6 +93,8 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--json", o->json, "Print the JSON document (schema: src/doctor/README.md)");
   sub->add_option("-o,--output", o->output, "Also write the JSON document to this file");
   sub->add_flag("--force", o->force, "Overwrite the -o file if it exists");
+  sub->add_flag("--counters", o->probe.counters_only,
+                "Read only the NICs' and ports' error counters (fast; validate reads them before and after its run)");
   sub->add_flag("--local", o->local, "Check this node only, without MPI, even under mpirun/srun");
   sub->add_option("--timeout", o->timeout, "Seconds to wait for the other ranks under MPI")
       ->capture_default_str()
