@@ -133,14 +133,14 @@ def cmd_report(a) -> int:
     from .report import write_report
     from .schema import load_run
     from . import outputs
-    inputs = (a.run, a.baseline)
-    outputs.check(a.html, "--html", inputs, a.force)  # before the work, not after
     summary = a.read == "summary" or (a.read == "auto" and os.path.getsize(a.run) > REPORT_SUMMARY_ABOVE_BYTES
                                       if os.path.isfile(a.run) else False)
     if summary and a.baseline:
         raise InputError(f"--baseline compares every iteration, and {a.run} is read as a summary "
                          f"({'--read summary' if a.read == 'summary' else 'above 1 GB'}): give --read full, "
                          "or use gdrbench compare")
+    inputs = (a.run, a.baseline)
+    outputs.check(a.html, "--html", inputs, a.force)  # before the work, not after
     run = load_run(a.run, summary=summary)
     cmp = None
     if a.baseline:
