@@ -21,13 +21,16 @@ namespace {
 // What was printed on stdout (the table, list, --help) must have landed: a
 // full disk or /dev/full under `> FILE` is one line on stderr and a
 // non-zero status, never a silent exit 0 (docs/operators/outputs.md).
+// A command that already failed has said why in its own line (doctor says
+// its stdout failed itself): its status stands, nothing more is printed.
 int stdout_checked(int code) {
   errno = 0;
   if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  if (code != 0) return code;
   const int err = errno;
-  fmt::print(stderr, "gdrbench: writing to stdout failed ({}): what was printed there is lost{}\n",
-             err ? std::strerror(err) : "a write error", code == 0 ? "" : fmt::format(" (exit {})", code));
-  return code == 0 ? gdr::kExitRuntime : code;
+  fmt::print(stderr, "gdrbench: writing to stdout failed ({}): what was printed there is lost\n",
+             err ? std::strerror(err) : "a write error");
+  return gdr::kExitRuntime;
 }
 
 }  // namespace

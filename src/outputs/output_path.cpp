@@ -89,7 +89,8 @@ bool same_file(const std::string& a, const std::string& b) {
 std::string free_space_shortfall(const std::string& path, const char* option, std::uint64_t need) {
   fs::path dir = fs::path(write_target(path)).parent_path();
   struct statvfs v {};
-  if (statvfs(dir.c_str(), &v) != 0) return {};  // unknown: the writes will say
+  // Unknown, or a file system that counts no blocks (/proc, /sys): the writes will say.
+  if (statvfs(dir.c_str(), &v) != 0 || v.f_blocks == 0) return {};
   const std::uint64_t have = std::uint64_t(v.f_bavail) * v.f_frsize;
   if (have >= need) return {};
   return fmt::format("{} {}: {} KiB free on its file system, and the run needs {} KiB before its first case "

@@ -211,8 +211,8 @@ def full_devices(d):
         other(args, needle, d, stdout="/dev/full" if "/dev/full" not in args else "/dev/null")
     for extra, needle in ANALYSIS_ENV:
         other(["compare", run_file, run_file], needle, d, extra_env=extra)
-    # doctor: exit 1 (its "could not check"), never its 0 ready.
-    other(["doctor", "--local", "-o", "/dev/full", "--force"], "-o /dev/full", d, code=1, stdout="/dev/null")
+    # doctor: a device as -o is refused (exit 2); a full stdout is exit 1 (its "could not check"), never 0.
+    other(["doctor", "--local", "-o", "/dev/full", "--force"], "-o /dev/full: not a regular file", d, stdout="/dev/null")
     other(["doctor", "--local"], "stdout", d, code=1, stdout="/dev/full")
 
 
