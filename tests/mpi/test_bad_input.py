@@ -194,16 +194,16 @@ def run(nps):
 
 
 def full_devices(d):
-    """A full device: never a success. --json onto /dev/full fails at its first
-    row: one line on stderr, exit 3, the HDF5 file `failed` naming it."""
+    """A full device: never a success. --json onto /dev/full, a device, is
+    refused before anything is written (docs/operators/outputs.md): one line,
+    exit 2, no result file."""
     h5 = os.path.join(d, "full.h5")
     p = mpirun(2, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "--output", h5,
                    "--json", "/dev/full", "--force"], cwd=d)
     err = [l for l in p.stderr.splitlines() if l.strip()]
-    check(p.returncode == 3, f"--json /dev/full: exit {p.returncode}, {err}")
-    check(len(err) == 1 and "--json /dev/full" in err[0] and "No space left" in err[0], f"stderr {err}")
-    root, _ = read_cases(h5)
-    check(root["status"] == "failed" and "/dev/full" in root["error"], f"file: {root['status']} {root['error']!r}")
+    check(p.returncode == 2, f"--json /dev/full: exit {p.returncode}, {err}")
+    check(len(err) == 1 and "--json /dev/full: is a device" in err[0], f"stderr {err}")
+    check(not os.path.exists(h5), "a result file was written after the refusal")
     # The analysis subcommands and doctor onto /dev/full, and their environment.
     run_file = os.path.join(d, "exists.h5")
     for args, needle in FULL_ANALYSIS:
