@@ -132,21 +132,22 @@ def cmd_report(a) -> int:
     from .compare import compare_runs
     from .report import write_report
     from .schema import load_run
+    from . import outputs
     summary = a.read == "summary" or (a.read == "auto" and os.path.getsize(a.run) > REPORT_SUMMARY_ABOVE_BYTES
                                       if os.path.isfile(a.run) else False)
     if summary and a.baseline:
         raise InputError(f"--baseline compares every iteration, and {a.run} is read as a summary "
                          f"({'--read summary' if a.read == 'summary' else 'above 1 GB'}): give --read full, "
                          "or use gdrbench compare")
+    inputs = (a.run, a.baseline)
+    outputs.check(a.html, "--html", inputs, a.force)  # before the work, not after
     run = load_run(a.run, summary=summary)
     cmp = None
     if a.baseline:
         cmp = compare_runs(load_run(a.baseline), run, threshold_pct=a.threshold, seed=a.seed,
                            require_common=False)
-    try:
-        images = write_report(run, a.html, cmp, straggler_threshold=a.straggler_threshold, title=a.title)
-    except OSError as e:
-        raise InputError(f"--html {a.html}: cannot write it ({e.strerror or e})") from e
+    images = write_report(run, a.html, cmp, inputs, a.force, straggler_threshold=a.straggler_threshold,
+                          title=a.title)
     print(f"{a.html}: {len(images)} plots ({', '.join(images)})")
     return EXIT_OK
 
@@ -155,6 +156,9 @@ def cmd_history(a) -> int:
     from .history import format_table, plot, trends
     from .schema import load_runs, parse_case_spec
     spec = parse_case_spec(a.case)
+    if a.plot:
+        from . import outputs
+        outputs.check(a.plot, "--plot", a.files, a.force)
     skipped = []
     runs = load_runs(a.files, skip_bad=True, warn=skipped.append)
     if not runs:  # one line: the reasons go into it
@@ -169,10 +173,7 @@ def cmd_history(a) -> int:
     else:
         print(format_table(tr, len(runs)))
     if a.plot:
-        try:
-            plot(tr, a.plot)
-        except OSError as e:
-            raise InputError(f"--plot {a.plot}: cannot write it ({e.strerror or e})") from e
+        plot(tr, a.plot)
         if not a.json:
             print(f"# plot: {a.plot}")
     return _gate(f"{PROG} history", runs, EXIT_OK)
@@ -207,8 +208,14 @@ def cmd_baseline(a) -> int:
 def cmd_export(a) -> int:
     from . import openmetrics
     from .api import load_run
+    from . import outputs
+    if a.output:
+        outputs.check(a.output, "-o", (a.run,), a.force)
     text = openmetrics.render(load_run(a.run))
-    openmetrics.write(text, a.output, sys.stdout)
+    if a.output:
+        outputs.write(a.output, text, "-o", (a.run,), a.force)
+    else:
+        sys.stdout.write(text)
     return EXIT_OK
 
 
@@ -304,6 +311,7 @@ def _add_report(sub):
                        "heat maps, stragglers, and the comparison with --baseline when given.")
     r.add_argument("run", metavar="RUN.h5")
     r.add_argument("--html", required=True, metavar="OUT.html", help="the page to write")
+    r.add_argument("--force", action="store_true", help="replace an existing --html file")
     r.add_argument("--baseline", metavar="BASE.h5", help="compare against this run")
     r.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT", help="comparison threshold (default 5)")
     r.add_argument("--straggler-threshold", type=_pct, default=10.0, metavar="PCT",
@@ -328,6 +336,7 @@ def _add_history(sub):
                    "(K/M/G allowed), ranks, src, dst, iters, ...")
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
+    h.add_argument("--force", action="store_true", help="replace an existing --plot file")
     h.set_defaults(func=cmd_history)
 
 
@@ -365,6 +374,7 @@ def _add_export(sub):
     e.add_argument("-o", "--output", metavar="FILE",
                    help="write FILE atomically (temporary file, then rename) instead of stdout; "
                    "name it *.prom inside node_exporter's --collector.textfile.directory")
+    e.add_argument("--force", action="store_true", help="replace an existing -o file")
     e.set_defaults(func=cmd_export)
 
 
@@ -390,7 +400,12 @@ def _no_list_values(parser, a):
 
 def main(argv=None) -> int:
     parser = build_parser()
-    a = parser.parse_args(argv)
+    try:
+        a = parser.parse_args(argv)
+    except OSError as e:     # --help into a full stdout
+        print(f"{PROG}: error: writing the output failed ({e.strerror or e})", file=sys.stderr)
+        _drop_stdout()
+        return EXIT_BAD_INPUT
     _no_list_values(parser, a)
     prog = f"{PROG} {a.command}"
     try:

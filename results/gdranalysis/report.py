@@ -277,23 +277,11 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     return page, images
 
 
-def write_report(run: Run, out_path: str, cmp: Comparison | None = None, **kw) -> list:
+def write_report(run: Run, out_path: str, cmp: Comparison | None = None, inputs=(), force=False, **kw) -> list:
+    """The page, written whole over `out_path` (gdranalysis.outputs: never
+    over an input, a device or a folder; an existing file only with force)."""
+    from . import outputs
+    outputs.check(out_path, "--html", inputs, force)
     page, images = build_html(run, cmp, **kw)
-    # A regular file is replaced whole (written beside, then renamed); anything
-    # else (/dev/stdout, a pipe, /dev/full) is written in place: renaming over
-    # a device would replace the device. Either way every write and the close
-    # are checked by Python (OSError: one line, exit 2).
-    if os.path.exists(out_path) and not os.path.isfile(out_path):
-        with open(out_path, "w", encoding="utf-8") as f:
-            f.write(page)
-        return images
-    tmp = out_path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, out_path)
-    except OSError:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    outputs.write(out_path, page, "--html", inputs, force)
     return images

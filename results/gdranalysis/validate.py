@@ -23,7 +23,7 @@ import signal
 import subprocess
 import time
 
-from . import schedule
+from . import outputs, schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
@@ -314,7 +314,7 @@ def validate(a) -> int:
     nsizes = _check_request(a, hosts)
     budget = _budget(a, len(hosts), nsizes)
     gdr = _gdrbench(a)
-    os.makedirs(a.out, exist_ok=True)
+    outputs.prepare_folder(a.out, "--out", a.force, ("validate.json", "validate.xml", "report.html"))
     rec = Recorder(a.out)
     lau = Launcher("slurm" if a.slurm else "mpirun", _launcher_args(a), gdr)
     notes = []
@@ -339,7 +339,7 @@ def validate(a) -> int:
     if run is not None and not a.no_report:
         from .report import write_report
         try:
-            write_report(run, os.path.join(a.out, "report.html"), title="gdrbench validate")
+            write_report(run, os.path.join(a.out, "report.html"), force=True, title="gdrbench validate")
         except Exception as e:  # the verdict stands without its page
             notes.append(f"report.html not written ({e})")
     elapsed = time.monotonic() - t0
@@ -478,7 +478,7 @@ def _exit_code(run, h5_used, unjudged, failed, down, findings, notes) -> int:
 
 def _write_outputs(a, doc, verdicts, findings, notes, elapsed):
     """validate.json, validate.xml, and the table (or the JSON) on stdout."""
-    with open(os.path.join(a.out, "validate.json"), "w", encoding="utf-8") as f:
+    with outputs.atomic(os.path.join(a.out, "validate.json"), "--out") as f:
         dump_json(doc, f)
     write_junit(os.path.join(a.out, "validate.xml"), verdicts, elapsed)
     if a.json:
@@ -537,6 +537,7 @@ def add_parser(sub, pct, exit_codes_doc):
                    "is judged once per size, and 2 outliers of 3 sizes must be enough)")
     v.add_argument("--out", default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
                    help="folder for validate.json, validate.xml, report.html, commands.log, run*.h5")
+    v.add_argument("--force", action="store_true", help="write into an --out folder that holds a validate.json")
     v.add_argument("--no-report", action="store_true", help="skip report.html (saves ~5 s)")
     v.add_argument("--gdrbench", metavar="PATH", help="the binary to launch (default: the one running this)")
     v.add_argument("--json", action="store_true", help="print validate.json instead of the table")

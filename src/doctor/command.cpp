@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -119,12 +120,16 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
         exit_code = kExitUsage;
         return;
       }
-      // Never overwritten silently; never a FIFO (opening one blocks until a reader comes).
+      // Never overwritten silently; never anything but a regular file (a FIFO blocks until a
+      // reader comes; a device would be written into), nor a name with a control character
+      // (docs/operators/outputs.md).
       struct stat st {};
       const char* why = nullptr;
-      if (stat(o->output.c_str(), &st) == 0) {
-        if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode))
-          why = "not a file gdrbench can write without blocking (a FIFO, socket or folder)";
+      if (std::any_of(o->output.begin(), o->output.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        why = "the name holds a control character; choose a name without one";
+      else if (stat(o->output.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+          why = "not a regular file (a folder, FIFO, socket or device); give a file name";
         else if (!o->force)
           why = "file exists; pass --force to overwrite it";
       }
