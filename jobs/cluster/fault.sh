@@ -23,6 +23,9 @@
 #   fault.sh stall PCT ONSET_S DURATION_S       machine-wide: every host's NIC, both ways, PCT % slower from
 #                                               ONSET_S (seconds from now) for DURATION_S, then back to the
 #                                               rate each had; a background job; prints its pid file
+#   fault.sh at ONSET_S COMMAND ARGS...         run `fault.sh COMMAND ARGS...` ONSET_S seconds from now (a
+#                                               fault with an onset, or `clear HOST` to end one); a background
+#                                               job; prints its pid file; clear stops it before it fires
 #   fault.sh clear [HOST]                       undo every fault (of HOST): background jobs (flap, and
 #                                               stall for the whole cluster) stopped, rates, links, loss
 #                                               rules, cgroups, SIGCONT
@@ -241,6 +244,7 @@ clear_jobs() {  # [HOST]: the background jobs (of HOST: its flap; without HOST e
     [ -e "$f" ] || continue
     [ $# -ge 1 ] && [ "$(basename "$f")" != "flap-$1.pid" ] && continue
     pid=$(cat "$f")
+    [ "$pid" = "$PPID" ] && continue   # `at T clear`: not the job that runs this
     if job_alive "$pid"; then   # a session leader running this script's loop
       kill -TERM "$pid" 2>/dev/null || true
       for _ in $(seq 1 50); do job_alive "$pid" || break; sleep 0.1; done
@@ -267,6 +271,10 @@ case $cmd in
   counters) [ $# -eq 1 ] || die "usage: fault.sh counters HOST"; conf; counters "$1" ;;
   stall) [ $# -eq 3 ] || die "usage: fault.sh stall PCT ONSET_S DURATION_S"; conf; stall "$@" ;;
   _stall) conf; stall_loop "$@" ;;
+  at) [ $# -ge 2 ] || die "usage: fault.sh at ONSET_S COMMAND ARGS..."; conf; secs_ok "$1" 0
+      case $2 in nic|link|cpu|down|freeze|flap|loss|stall|mtu|clear) ;; *) die "at: '$2' is not a fault" ;; esac
+      echo "fault.sh: in ${1}s: ${*:2}; pid file $(start_job "at-$$" "$0" _at "$@")" ;;
+  _at) conf; trap 'exit 0' TERM INT; nap "$1"; trap - TERM INT; log_line "at: ${*:2}"; "$0" "${@:2}" ;;
   clear) conf; if [ $# -ge 1 ]; then host_ok "$1"; clear_jobs "$1"; clear_host "$1"; else
            clear_jobs; while read -r h; do clear_host "$h"; done < "$dir/hosts"; fi; clear_cgroups ;;
   clear-jobs) clear_jobs ;;
