@@ -104,17 +104,19 @@ def can_mtu():
     return any(line.lstrip().startswith("mtu)") for line in open(FAULT, encoding="utf-8"))
 
 
+class CannotApply(RuntimeError):
+    """fault.sh could not make the fault here."""
+
+
 def apply(fault, env=None):
-    """Run the fault's commands through fault.sh; their output lines."""
+    """Run the fault's commands through fault.sh; their output lines. CannotApply when one fails."""
     if any("mtu" in c for c in fault["commands"]) and not can_mtu():
-        print("fault_gen.py: fault.sh has no `mtu` here: a config fault cannot be made", file=sys.stderr)
-        sys.exit(3)
+        raise CannotApply("fault.sh has no `mtu` here: a config fault cannot be made")
     out = []
     for c in fault["commands"]:
         p = subprocess.run([FAULT, *c], capture_output=True, text=True, timeout=60, env=env)
         if p.returncode != 0:
-            print(f"fault_gen.py: fault.sh {' '.join(c)}: exit {p.returncode}: {p.stderr.strip()}", file=sys.stderr)
-            sys.exit(3)
+            raise CannotApply(f"fault.sh {' '.join(c)}: exit {p.returncode}: {p.stderr.strip()}")
         out.append(p.stdout.strip())
     return out
 
@@ -155,7 +157,11 @@ def main():
     seed = int(a.seed) if a.seed is not None else int.from_bytes(os.urandom(8), "big")
     fault = draw(seed, hosts, a.cls, a.run_s)
     if a.apply:
-        fault["applied"] = apply(fault)
+        try:
+            fault["applied"] = apply(fault)
+        except CannotApply as e:
+            print(f"fault_gen.py: {e}", file=sys.stderr)
+            return 3
     print(json.dumps(fault))
     return 0
 
