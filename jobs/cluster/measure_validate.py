@@ -426,9 +426,15 @@ def fault_effects(fault, t_start):
     for fn in sorted(os.listdir(jobs)) if os.path.isdir(jobs) else []:
         if not fn.endswith(".log"):
             continue
-        lines = [ln.split(" ", 1) for ln in open(os.path.join(jobs, fn), encoding="utf-8").read().splitlines()]
-        ev = [(round(float(t) - t_start, 2), what) for t, what in (x for x in lines if len(x) == 2)
-              if float(t) >= t_start - 1]
+        ev = []
+        for ln in open(os.path.join(jobs, fn), encoding="utf-8").read().splitlines():
+            t, _, what = ln.partition(" ")
+            try:   # the jobs' own lines start with the time; what a command they ran printed does not
+                t = float(t)
+            except ValueError:
+                continue
+            if t >= t_start - 1:
+                ev.append((round(t - t_start, 2), what))
         if ev:
             out.setdefault("jobs", {})[fn[:-4]] = ev
     flap = [v for k, v in out.get("jobs", {}).items() if k.startswith("flap-")]
@@ -470,7 +476,10 @@ def gen_trial(a, hosts, cls, seed, seq):
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
     took = time.monotonic() - t0
-    effects = fault_effects(fault, t_start)
+    try:
+        effects = fault_effects(fault, t_start)
+    except (OSError, ValueError, RuntimeError) as e:   # a reading that failed loses the reading, not the trial
+        effects = {"error": str(e)}
     sh(FAULT, "clear", check=False)
     sh(CLUSTER, "reap", check=False)
     r = {"applied": applied, "effects": effects, "took_s": round(took, 1)}
