@@ -188,7 +188,7 @@ flap_loop() {  # the background job of flap: bounded by cycles and by the clock,
 
 loss() {
   local h=$1 p=$2 dirn=${3:-both} n d
-  host_ok "$h"; pct_ok "$p"
+  host_ok "$h"; pct_ok "$p"; dirs_of "$dirn" > /dev/null
   n=$(awk -v p="$p" 'BEGIN { n = int(p * 100 + 0.5); print (n > 10000 ? -1 : n) }')
   [ "$n" -ge 0 ] || die "loss: PCT '$p' above 100"
   ip netns exec "gdrc-$h" nft add table inet gdrfault
