@@ -525,6 +525,28 @@ def run_gen(a, nhosts, classes, deadline, outf):
         sh(CLUSTER, "down", check=False)
 
 
+def trial_line(r):
+    """One run of a --gen file in a line."""
+    e = r.get("effects") or {}
+    did = []
+    for c in e.get("loss_counters", []):
+        w = c.split()
+        if "dropped" in w:
+            did.append(f"{w[1]} {w[-2].lstrip('(')} % dropped of {int(w[3]) + int(w[5])}")
+    if e.get("flap_slow_share") is not None:
+        did.append(f"slow {100 * e['flap_slow_share']:.0f} % of the time")
+    st = e.get("jobs", {}).get("stall")
+    if st:
+        t = {w.split()[0]: at for at, w in st}
+        did.append(f"stall {t.get('slow', '?')}-{t.get('full', '?')} s")
+    cmds = "; ".join(" ".join(c) for c in r["fault"]["commands"])
+    return (f"- {r['hosts']} hosts {r['class']}{' (rerun)' if r.get('rerun') else ''} seed {r['seed']}: {cmds} | "
+            f"{', '.join(did) or '-'} | bad {','.join(r['fault']['bad_hosts']) or 'none'} | "
+            + (f"not run: {r['error']}" if "error" in r else
+               f"named {','.join(r['named']) or 'none'}{' ' + ', '.join(r['classes_named']) if r.get('classes_named') else ''}"
+               f", exit {r['exit']}, {r['elapsed_s']} s, load {r['load'][0]}"))
+
+
 def summarize_gen(path):
     """The per-class table (.txt) and rows (.json) of a --gen file. Intervals: intervals.wilson, the
     same as scipy.stats.binomtest(k, n).proportion_ci(method="wilson") (checked to 4 places)."""
@@ -552,7 +574,8 @@ def summarize_gen(path):
                 tot += len(sts[0])
         el = sorted(r["elapsed_s"] for r in ok)
         named_cls = sorted({c.split(": ", 1)[1] for r in first for c in r.get("classes_named", [])})
-        row = {"hosts": n, "transport": tr, "class": cls, "trials": len(first), "errors": len(rs) - len(ok),
+        row = {"hosts": n, "transport": tr, "class": cls, "trials": len(first),
+               "errors": sum(1 for r in rs if "error" in r and not r.get("rerun")),
                "bad_hosts": bad, "bad_named": bad_named, "recall": bad_named / bad if bad else None,
                "recall_ci": list(wilson(bad_named, bad)) if bad else None, "trials_every_bad_named": every,
                "healthy_judged": judged, "healthy_named": wrong, "healthy_rate": wrong / judged if judged else None,
@@ -578,9 +601,12 @@ def summarize_gen(path):
         rr = "-" if t["rerun_agree"] is None else f"{t['rerun_same']}/{t['rerun_hosts']} {ci(t['rerun_ci'])}"
         errs = f" ({t['errors']} errors)" if t["errors"] else ""
         out.append(f"| {t['hosts']} | {t['transport']} | {t['class']} | {t['trials']}{errs} | {rec} | "
-                   f"{t['trials_every_bad_named']}/{t['trials']} | {hr} | {t['trials_no_healthy_named']}/{t['trials']} | "
+                   f"{str(t['trials_every_bad_named']) + '/' + str(t['trials']) if t['bad_hosts'] else '-'} | {hr} | {t['trials_no_healthy_named']}/{t['trials']} | "
                    f"{rr} | {', '.join(t['classes_named']) or '-'} | {t['elapsed_median_s']}, {t['elapsed_max_s']} / "
                    f"{t['budget_s']} |")
+    out += ["", "Each run: the fault drawn (fault.sh commands), what it did (loss: the rules' counters; flap: "
+            "its share of time slow by its log; stall: its window, seconds from the fault's start), the hosts named:",
+            ""] + [trial_line(r) for r in rows]
     base = path[:-len(".jsonl")] if path.endswith(".jsonl") else path
     with open(base + ".txt", "w", encoding="utf-8") as f:
         f.write("\n".join(out) + "\n")
