@@ -23,6 +23,7 @@
 #include "outputs/crash_sealer.h"
 #include "core/shell_quote.h"
 #include "outputs/metadata.h"
+#include "outputs/redaction.h"
 #include "core/library_facts.h"
 #include "sweep/runner.h"
 #include "planning/schedule.h"
@@ -37,7 +38,7 @@ int launcher_rank() { return launcher::rank(); }
 
 void usage_error_line(const std::string& message) {
   if (launcher_rank() == 0) {
-    fmt::print(stderr, "gdrbench: {}\n", message);
+    fmt::print(stderr, "gdrbench: {}\n", redact(message));
     return;
   }
   // The launcher ends the job at the first non-zero exit; give rank 0 time
@@ -361,7 +362,7 @@ int run_started(Bootstrap& boot, const RunOptions& opt, int argc, char** argv, d
     std::_Exit(128 + sig);
   }
   finish(sinks, meta, "interrupted", e.what());
-  fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
+  fmt::print(stderr, "{}", redact(fmt::format("gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output))));
   std::fflush(nullptr);
   std::_Exit(128 + sig);
 }
@@ -430,7 +431,7 @@ int run_sweep_to_end(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan
     return kExitRuntime;
   }
   if (boot.rank() == 0) {
-    fmt::print("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json));
+    fmt::print("{}", redact(fmt::format("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json))));
     if (totals.wrong)
       fmt::print(stderr, "gdrbench: {} wrong elements: results are NOT correct\n", totals.wrong);
   }
