@@ -29,7 +29,8 @@ PROG = "gdrbench"
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # One line, status 2, like the other bad-input errors.
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        from .redaction import redact
+        self.exit(EXIT_BAD_INPUT, redact(f"{self.prog}: error: {message} (see {self.prog} --help)\n"))
 
 
 MAX_PCT = 1e4
@@ -398,7 +399,8 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # a full disk under `> FILE` fails here, not silently at exit
         return code
     except InputError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        from .redaction import redact
+        print(redact(f"{prog}: error: {e}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK

@@ -9,6 +9,7 @@ secret would be (the C++ regex engine recurses per character)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import re
@@ -108,6 +109,7 @@ def _apply(kind: str, rx, line: str) -> str:
     return "".join(out) + line[at:] if out else line
 
 
+@functools.lru_cache(maxsize=65536)
 def redact_line(line: str) -> str:
     n = len(line.encode("utf-8", "surrogateescape"))
     if n > MAX_LINE:
