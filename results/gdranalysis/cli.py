@@ -29,8 +29,14 @@ PROG = "gdrbench"
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # One line, status 2, like the other bad-input errors.
-        from .redaction import redact
-        self.exit(EXIT_BAD_INPUT, redact(f"{self.prog}: error: {message} (see {self.prog} --help)\n"))
+        self.exit(EXIT_BAD_INPUT, _one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+
+def _one_line(text) -> str:
+    """An error line as printed: redacted (redaction.py), its control characters escaped (a
+    newline in a value must not make two lines)."""
+    from .redaction import redact
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact(str(text)))
 
 
 MAX_PCT = 1e4
@@ -399,8 +405,7 @@ def main(argv=None) -> int:
         sys.stdout.flush()  # a full disk under `> FILE` fails here, not silently at exit
         return code
     except InputError as e:
-        from .redaction import redact
-        print(redact(f"{prog}: error: {e}"), file=sys.stderr)
+        print(_one_line(f"{prog}: error: {e}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK

@@ -41,6 +41,8 @@ def read_hostfile(path) -> list:
             lines = f.read().splitlines()
     except OSError as e:
         raise InputError(f"--hostfile {path}: cannot read it ({e.strerror or e})") from e
+    except UnicodeDecodeError:
+        raise InputError(f"--hostfile {path}: not a text file (a hostfile is `host [slots=N]` lines)") from None
     hosts = []
     for n, line in enumerate(lines, 1):
         words = line.split("#", 1)[0].split()

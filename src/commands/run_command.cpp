@@ -38,7 +38,11 @@ int launcher_rank() { return launcher::rank(); }
 
 void usage_error_line(const std::string& message) {
   if (launcher_rank() == 0) {
-    fmt::print(stderr, "gdrbench: {}\n", redact(message));
+    // One line: control characters of a value given escaped (a newline must not make two).
+    std::string line;
+    for (unsigned char c : redact(message))
+      line += c == '\n' ? std::string("\\n") : c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, char(c));
+    fmt::print(stderr, "gdrbench: {}\n", line);
     return;
   }
   // The launcher ends the job at the first non-zero exit; give rank 0 time
