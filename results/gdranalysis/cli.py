@@ -93,7 +93,7 @@ def _gate(prog, runs, code) -> int:
 
 
 def _warn(prog):
-    return lambda msg: print(f"{prog}: warning: {msg}", file=sys.stderr)
+    return lambda msg: print(_one_line(f"{prog}: warning: {msg}"), file=sys.stderr)
 
 
 # ---- subcommands ---------------------------------------------------------------
