@@ -50,6 +50,21 @@ class Table(unittest.TestCase):
                          [(r["name"], r["kind"], r["what"]) for r in read_table()],
                          "docs/operators/environment.md's table of redaction rows differs from redaction_shapes.tsv")
 
+    def test_no_flag_of_gdrbench_is_redacted(self):
+        """Every flag of every subcommand (read as fuzz_cli reads them) stays in a stored command
+        line with its value: a flag named like a credential would lose what reproduces the run."""
+        if gdrbench() is None:
+            self.skipTest("no gdrbench binary")
+        import sys
+        sys.path.insert(0, os.path.join(REPO, "tests", "fuzz"))
+        import fuzz_cli
+        flags = [f for s in fuzz_cli.CPP_SUBS for f, _ in fuzz_cli.cpp_flags(gdrbench(), s)]
+        flags += [f for fl in fuzz_cli.python_flags().values() for f, _ in fl if f.startswith("-")]
+        self.assertGreater(len(flags), 100)
+        for f in flags:
+            for text in (f"gdrbench {f} 4", f"gdrbench {f}=4"):
+                self.assertEqual(redact(text), text, f)
+
     def test_json_and_names(self):
         self.assertEqual(redact_obj({"a": ["--token=x", 1]}), {"a": [f"--token={MARK}", 1]})
         self.assertTrue(looks_secret("PGPASSWORD"))

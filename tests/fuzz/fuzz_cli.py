@@ -236,11 +236,12 @@ def call(exe, sub, flag, cls, seed, top, n):
 
 # ---- the plan, the known findings, the matrix ----------------------------------------------
 
-def plan(flags: dict, rng, rounds: int) -> list:
+def plan(flags: list, rng, rounds: int) -> tuple:
     """Calls in order of value: every flag once (a class each, rotating with the seed, so every
-    class is used), then again with other classes; flags without a value once, as given."""
+    class is used), then again with other classes; flags without a value once, as given.
+    Returns the calls and how many the first layer holds (run whatever the time)."""
     names = list(CLASSES)
-    cells, shift = [], rng.randrange(len(names))
+    cells, shift, first = [], rng.randrange(len(names)), 0
     for k in range(rounds):
         layer = []
         for i, (sub, flag, takes) in enumerate(flags):
@@ -251,7 +252,8 @@ def plan(flags: dict, rng, rounds: int) -> list:
             layer.append((sub, flag, names[(i * 5 + shift + k) % len(names)]))
         rng.shuffle(layer)
         cells += layer
-    return cells
+        first = first if k else len(layer)
+    return cells, first
 
 
 def known() -> list:
@@ -293,7 +295,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=None, help="replay a run (default: from the clock, printed)")
     ap.add_argument("--seconds", type=float, default=float(os.environ.get("GDR_FUZZ_CLI_SECONDS", 100)),
-                    help="stop starting calls after this (default 100; GDR_FUZZ_CLI_SECONDS)")
+                    help="after the first layer (every flag once), stop starting calls after this "
+                         "(default 100; GDR_FUZZ_CLI_SECONDS)")
     ap.add_argument("--rounds", type=int, default=3, help="classes per flag at most (default 3)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default=None, help="SUB/FLAG/CLASS glob (sub's spaces as /): replay those calls")
@@ -304,17 +307,19 @@ def main() -> int:
     exe = gdrbench()
     flags = [(s, f, t) for s in CPP_SUBS for f, t in cpp_flags(exe, s)]
     flags += [(s, f, t) for s, fl in python_flags().items() for f, t in fl]
-    cells = plan(flags, rng, a.rounds)
+    cells, first = plan(flags, rng, a.rounds)
     if a.only:
         cells = [c for c in cells if fnmatch.fnmatchcase(f"{c[0].replace(' ', '/')}/{c[1]}/{c[2]}", a.only)]
+        first = 0
     rows, results, t0 = known(), [], time.monotonic()
     with tempfile.TemporaryDirectory(prefix="gdr-fuzz-cli-") as tmp:
         with cf.ThreadPoolExecutor(a.jobs) as pool:
             pending, it = set(), iter(enumerate(cells))
             while True:
-                while len(pending) < a.jobs and time.monotonic() - t0 < a.seconds:
+                # The first layer (every flag once) runs whatever the time; the rest while it lasts.
+                while len(pending) < a.jobs:
                     n, c = next(it, (None, None))
-                    if c is None:
+                    if c is None or (n >= first and time.monotonic() - t0 >= a.seconds):
                         break
                     pending.add(pool.submit(call, exe, c[0], c[1], c[2], seed, tmp, n))
                 if not pending:

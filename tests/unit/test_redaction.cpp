@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "outputs/metadata.h"
 #include "outputs/redaction.h"
 
 using namespace gdr;
@@ -64,4 +65,14 @@ TEST(Redaction, LongLinesAreBounded) {
   EXPECT_EQ(redact(run), run);
   const std::string two = "x=" + std::string(3000, 'y') + "\nGDR_TOKEN=z";
   EXPECT_EQ(redact(two), "x=" + std::string(3000, 'y') + "\nGDR_TOKEN=REDACTED");
+}
+
+// The command line as stored: a secret inside one word (a file name) and in a flag and its value.
+TEST(Redaction, CommandLineWordsAndPairs) {
+  std::vector<std::string> words = {"gdrbench", "run", "--output", "/runs/token=Zq9vT4mWx8Lp2Rk7/a b.h5",
+                                    "--password", "hunter2", "--json", "x?sig=abc&se=1"};
+  std::vector<char*> argv;
+  for (auto& w : words) argv.push_back(w.data());
+  const std::string cl = join_command_line(static_cast<int>(argv.size()), argv.data());
+  EXPECT_EQ(cl, "gdrbench run --output '/runs/token=REDACTED b.h5' --password REDACTED --json 'x?sig=REDACTED&se=1'");
 }
