@@ -400,6 +400,8 @@ def main(argv=None) -> int:
     a = parser.parse_args(argv)
     _no_list_values(parser, a)
     prog = f"{PROG} {a.command}"
+    from .redaction import RedactingStream
+    stdout, sys.stdout = sys.stdout, RedactingStream(sys.stdout)  # the one redaction on all it prints
     try:
         code = a.func(a)
         sys.stdout.flush()  # a full disk under `> FILE` fails here, not silently at exit
@@ -421,3 +423,9 @@ def main(argv=None) -> int:
         traceback.print_exc()
         print(f"{prog}: internal error (a bug in gdranalysis; the traceback is above)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        sys.stdout = stdout

@@ -135,3 +135,27 @@ def redact_obj(obj):
     if isinstance(obj, (list, tuple)):
         return [redact_obj(v) for v in obj]
     return obj
+
+
+class RedactingStream:
+    """A text stream (stdout) that writes every whole line through redact(); the rest of a line
+    waits for its end, flush() or close (what the analysis prints: tables, metrics)."""
+
+    def __init__(self, stream):
+        self._s, self._part = stream, ""
+
+    def write(self, text: str) -> int:
+        text = self._part + text
+        head, nl, self._part = text.rpartition("\n")
+        if nl:
+            self._s.write(redact(head) + "\n")
+        return len(text)
+
+    def flush(self):
+        if self._part:
+            self._s.write(redact(self._part))
+            self._part = ""
+        self._s.flush()
+
+    def __getattr__(self, name):  # fileno, isatty, encoding, buffer...
+        return getattr(self._s, name)

@@ -73,8 +73,8 @@ class Table(unittest.TestCase):
 
 class RealRuns(unittest.TestCase):
     """A secret in the environment, the command line, a file name and --launcher-args ends up in
-    none of: HDF5 attributes (read back with h5py), JSON Lines, the table, the HTML report,
-    validate.json, commands.log."""
+    none of: HDF5 attributes (read back with h5py), JSON Lines, the table, the HTML report, the
+    analysis' JSON, validate.json, validate.xml, commands.log."""
 
     def setUp(self):
         if gdrbench() is None:
@@ -135,6 +135,8 @@ class RealRuns(unittest.TestCase):
                 text = f.read()
             self.assertIn("PGPASSWORD", text, name)  # the launcher arguments are there, their secret not
             self.assert_clean(name, text)
+        with open(os.path.join(out, "validate.xml"), encoding="utf-8") as f:
+            self.assert_clean("validate.xml", f.read())
         self.assert_clean("validate's table", rv.stdout + rv.stderr)
 
 

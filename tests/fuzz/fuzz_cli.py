@@ -60,7 +60,7 @@ CLASSES = {
 def gdrbench() -> str:
     for p in (os.environ.get("GDRBENCH"), os.path.join(REPO, "build", "gdrbench")):
         if p and os.access(p, os.X_OK):
-            return p
+            return os.path.abspath(p)  # the calls run in their own folders
     sys.exit("fuzz_cli: no gdrbench binary (set GDRBENCH)")
 
 
