@@ -137,7 +137,7 @@ def base_args(sub: str, fx: dict, out: str) -> list:
     """A command line the subcommand accepts (or refuses for want of MPI ranks: still one line)."""
     a, b = fx["a"], fx["b"]
     return {
-        "run": ["-T", "mpi", "-t", "latency", "-m", "host", "-b", "8", "-e", "8", "-n", "2", "-w", "1",
+        "run": ["-T", "mpi", "-t", "allreduce", "-m", "host", "-b", "8", "-e", "8", "-n", "2", "-w", "1",
                 "--output", out + ".h5"],
         "list": [], "doctor": [],
         "compare": [a, a], "stragglers": [a], "suspects": [a], "report": [a, "--html", out + ".html"],
