@@ -344,6 +344,11 @@ def main() -> int:
             print(f"    {'known' if ok else 'NEW  '} {r['sub']} {r['flag']} {r['cls']} {r['value']!r}: exit {r['rc']}"
                   f"{' changed ' + ','.join(map(os.path.basename, r['changed'])) if r['changed'] else ''}"
                   f": {(r['err'] or [''])[0][:150]}")
+    seen = {pat for r in results for f in r["findings"] for pat, _ in rows
+            if fnmatch.fnmatchcase(f"{r['sub'].replace(' ', '/')} {r['flag']} {r['cls']} {f}", pat)}
+    for pat, why in rows:
+        if pat not in seen:
+            print(f"  known entry not met this run (fixed, or not drawn): {pat}  # {why}")
     print(f"fuzz_cli: {new} new finding(s); seed {seed}")
     return 1 if new or not results else 0
 
