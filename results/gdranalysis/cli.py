@@ -29,7 +29,14 @@ PROG = "gdrbench"
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # One line, status 2, like the other bad-input errors.
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_BAD_INPUT, _one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+
+def _one_line(text) -> str:
+    """An error line as printed: redacted (redaction.py), its control characters escaped (a
+    newline in a value must not make two lines)."""
+    from .redaction import redact
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact(str(text)))
 
 
 MAX_PCT = 1e4
@@ -86,7 +93,7 @@ def _gate(prog, runs, code) -> int:
 
 
 def _warn(prog):
-    return lambda msg: print(f"{prog}: warning: {msg}", file=sys.stderr)
+    return lambda msg: print(_one_line(f"{prog}: warning: {msg}"), file=sys.stderr)
 
 
 # ---- subcommands ---------------------------------------------------------------
@@ -408,12 +415,14 @@ def main(argv=None) -> int:
         return EXIT_BAD_INPUT
     _no_list_values(parser, a)
     prog = f"{PROG} {a.command}"
+    from .redaction import RedactingStream
+    stdout, sys.stdout = sys.stdout, RedactingStream(sys.stdout)  # the one redaction on all it prints
     try:
         code = a.func(a)
         sys.stdout.flush()  # a full disk under `> FILE` fails here, not silently at exit
         return code
     except InputError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(_one_line(f"{prog}: error: {e}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
@@ -429,3 +438,9 @@ def main(argv=None) -> int:
         traceback.print_exc()
         print(f"{prog}: internal error (a bug in gdranalysis; the traceback is above)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        sys.stdout = stdout

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from .redaction import redact
 from . import __version__, link_plots, links, plots
 from . import stragglers as strag
 from .compare import Comparison
@@ -39,7 +40,8 @@ code { font-size: 12px; } details { margin: 8px 0; }
 
 
 def _e(x) -> str:
-    return html.escape(str(x), quote=True)
+    """Every text the page shows: through the one redaction (redaction.py), then escaped."""
+    return html.escape(redact(str(x)), quote=True)
 
 
 def _img(png: bytes, ident: str, alt: str, caption: str) -> str:

@@ -23,6 +23,7 @@ import signal
 import subprocess
 import time
 
+from .redaction import redact
 from . import outputs, schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
@@ -41,6 +42,8 @@ def read_hostfile(path) -> list:
             lines = f.read().splitlines()
     except OSError as e:
         raise InputError(f"--hostfile {path}: cannot read it ({e.strerror or e})") from e
+    except UnicodeDecodeError:
+        raise InputError(f"--hostfile {path}: not a text file (a hostfile is `host [slots=N]` lines)") from None
     hosts, firsts = [], {}
     for n, line in enumerate(lines, 1):
         words = line.split("#", 1)[0].split()
@@ -119,13 +122,14 @@ class Recorder:
                 time.sleep(0.2)
             out, err = _read(base + ".out"), _read(base + ".err")
         took = time.monotonic() - t0
-        self.entries.append({"step": name, "cmd": cmd, "rc": p.returncode, "timed_out": timed_out,
-                             "seconds": round(took, 2)})
+        # What is stored goes through the one redaction (redaction.py): --launcher-args may hold a secret.
+        self.entries.append({"step": name, "cmd": [redact(w) for w in cmd], "rc": p.returncode,
+                             "timed_out": timed_out, "seconds": round(took, 2)})
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(f"# {name}: exit {p.returncode}{' (deadline, killed)' if timed_out else ''}, {took:.1f} s\n"
-                    f"{shlex.join(cmd)}\n")
+            f.write(redact(f"# {name}: exit {p.returncode}{' (deadline, killed)' if timed_out else ''}, {took:.1f} s\n"
+                           f"{shlex.join(redact(w) for w in cmd)}\n"))
             if err.strip():
-                f.write("".join(f"#   {line}\n" for line in err.strip().splitlines()[-20:]))
+                f.write(redact("".join(f"#   {line}\n" for line in err.strip().splitlines()[-20:])))
         return p.returncode, out, err, timed_out
 
 

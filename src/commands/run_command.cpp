@@ -24,6 +24,7 @@
 #include "outputs/crash_sealer.h"
 #include "core/shell_quote.h"
 #include "outputs/metadata.h"
+#include "outputs/redaction.h"
 #include "core/library_facts.h"
 #include "sweep/runner.h"
 #include "planning/schedule.h"
@@ -38,7 +39,11 @@ int launcher_rank() { return launcher::rank(); }
 
 void usage_error_line(const std::string& message) {
   if (launcher_rank() == 0) {
-    fmt::print(stderr, "gdrbench: {}\n", message);
+    // One line: control characters of a value given escaped (a newline must not make two).
+    std::string line;
+    for (unsigned char c : redact(message))
+      line += c == '\n' ? std::string("\\n") : c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, char(c));
+    fmt::print(stderr, "gdrbench: {}\n", line);
     return;
   }
   // The launcher ends the job at the first non-zero exit; give rank 0 time
@@ -384,7 +389,7 @@ int run_started(Bootstrap& boot, const RunOptions& opt, int argc, char** argv, d
     std::_Exit(128 + sig);
   }
   finish(sinks, meta, "interrupted", e.what());
-  fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
+  fmt::print(stderr, "{}", redact(fmt::format("gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output))));
   std::fflush(nullptr);
   std::_Exit(128 + sig);
 }
@@ -453,7 +458,7 @@ int run_sweep_to_end(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan
     return kExitRuntime;
   }
   if (boot.rank() == 0) {
-    fmt::print("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json));
+    fmt::print("{}", redact(fmt::format("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json))));
     if (totals.wrong)
       fmt::print(stderr, "gdrbench: {} wrong elements: results are NOT correct\n", totals.wrong);
   }

@@ -14,6 +14,7 @@
 #include "outputs/metadata.h"
 #include "outputs/output_lock.h"
 #include "outputs/output_path.h"
+#include "outputs/redaction.h"
 #include "core/shell_quote.h"
 
 namespace gdr {
@@ -39,7 +40,8 @@ void check(herr_t rc, const char* call) {
   }
 }
 
-void attr_str(hid_t obj, const char* name, const std::string& v) {
+// Strings the build made (version, commit): stored as they are.
+void attr_raw(hid_t obj, const char* name, const std::string& v) {
   H5Id type{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(type, H5T_VARIABLE);
   H5Tset_cset(type, H5T_CSET_UTF8);
@@ -49,6 +51,9 @@ void attr_str(hid_t obj, const char* name, const std::string& v) {
   const char* p = v.c_str();
   check(H5Awrite(a, type, &p), "H5Awrite");
 }
+
+// Every other string attribute goes through the one redaction (src/outputs/redaction.h).
+void attr_str(hid_t obj, const char* name, const std::string& v) { attr_raw(obj, name, redact(v)); }
 
 template <typename T>
 void attr_num(hid_t obj, const char* name, T v) {
@@ -213,8 +218,8 @@ class Hdf5Sink final : public ResultSink {
   }
 
   void write_run_attrs(const RunMetadata& m) {
-    attr_str(file_, "gdrbench_version", m.version);
-    attr_str(file_, "git_commit", m.git_commit);
+    attr_raw(file_, "gdrbench_version", m.version);
+    attr_raw(file_, "git_commit", m.git_commit);
     attr_str(file_, "command_line", m.command_line);
     attr_str(file_, "start_utc", m.start_utc);
     attr_str(file_, "end_utc", m.end_utc);

@@ -9,6 +9,7 @@
 #include "record/case_fields.h"
 #include "record/results.h"
 #include "core/stats.h"
+#include "outputs/redaction.h"
 
 namespace gdr {
 
@@ -72,11 +73,11 @@ class TableSink final : public ResultSink {
     std::fflush(stdout);
   }
   void note(const std::string& n) override {
-    fmt::print("# note: {}\n", n);
+    fmt::print("# note: {}\n", redact(n));
     std::fflush(stdout);
   }
   void end(const RunMetadata& m) override {
-    for (auto& v : m.verdict) fmt::print("# verdict: {}\n", v);
+    for (auto& v : m.verdict) fmt::print("# verdict: {}\n", redact(v));
     fmt::print("# {} run ({} ranks); '*' marks a library's own collective (reference row)\n",
                m.status, m.ranks);
   }
