@@ -70,6 +70,9 @@ class TableSink final : public ResultSink {
     if (r.peak_gbps <= 0 && !r.peak_why.empty() && noted_.insert(r.peak_why).second)
       note(fmt::format("%peak '-' for {} over {} ({} memory): {}", c.test, c.transport, mem_name(c.mem),
                        r.peak_why));
+    if (r.peak_gbps > 0 && !r.peak_why.empty() && noted_.insert(r.peak_why).second)
+      note(fmt::format("%peak {:.0f} for {} over {} ({} memory, {} B and others like it): {}", r.pct_peak, c.test,
+                       c.transport, mem_name(c.mem), c.bytes, r.peak_why));
     std::fflush(stdout);
   }
   void note(const std::string& n) override {
