@@ -150,15 +150,7 @@ class PointToPoint final : public Test {
   void round_trip(TestEnv& env, const PairRole& r, std::size_t k, std::size_t off, std::size_t len) {
     Transport& t = *env.transport;
     auto recv = [&] { return pre_.empty() ? t.post_recv(r.peer, *rrecv_, off, len) : pre_[k]; };
-    if (pre_.empty() && t.latency_blocks(len)) {  // osu_latency's blocking calls (transport.h)
-      if (r.initiator) {
-        t.send_blocking(r.peer, *rsend_, off, len);
-        t.recv_blocking(r.peer, *rrecv_, off, len);
-      } else {
-        t.recv_blocking(r.peer, *rrecv_, off, len);
-        t.send_blocking(r.peer, *rsend_, off, len);
-      }
-    } else if (r.initiator && !pre_.empty()) {
+    if (r.initiator && !pre_.empty()) {
       Request both[2] = {t.post_send(r.peer, *rsend_, off, len), pre_[k]};
       wait_all(t, both, env.boot);
     } else if (r.initiator) {

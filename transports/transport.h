@@ -102,14 +102,6 @@ class Transport {
   // MPI over UCX pays ~8 % of 8 B device latency for 64 of them posted, UCX
   // itself ~5 % (both say false).
   virtual bool latency_preposts_receives() const { return true; }
-  // Whether the latency test runs its round trips with blocking calls (osu_latency's MPI_Send, then
-  // MPI_Recv; the responder the mirror) for messages of `len` bytes, where the receives are not
-  // pre-posted: send_blocking and recv_blocking return when the message has left (may be reused)
-  // or arrived. A blocking call is not bounded by --timeout (the MPI runtime ends the job when a
-  // peer dies). Others post and wait.
-  virtual bool latency_blocks(std::size_t /*len*/) const { return false; }
-  virtual void send_blocking(int /*peer*/, MemRegion& /*r*/, std::size_t /*off*/, std::size_t /*len*/) {}
-  virtual void recv_blocking(int /*peer*/, MemRegion& /*r*/, std::size_t /*off*/, std::size_t /*len*/) {}
   // Makes progress; true once `req` has completed (then it is forgotten).
   // Throws RunError naming the peer when the operation failed.
   virtual bool test(const Request& req) = 0;

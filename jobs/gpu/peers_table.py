@@ -453,9 +453,9 @@ def mpi_latency_target(d, pt_lat, target, pt_lat_r=()):
     """-T mpi's 8 B latency within 1.05 x tag_lat, unless the MPI's own ping-pong (Open MPI over
     the same UCX, no gdrbench code) is itself slower than that: then tag_lat is out of reach for
     any MPI transport, the line says so with both figures, and -T mpi is held to 1.05 x the
-    ping-pong made of the calls gdrbench makes: blocking MPI_Send / MPI_Recv (osu_latency's loop)
-    since the mpi transport's latency loop blocks; the polled shape (MPI_Isend / MPI_Irecv with
-    MPI_Test, what it made before: 1.07-1.10 x the blocking one under MPS) printed beside it."""
+    ping-pong made of the calls gdrbench makes (MPI_Isend / MPI_Irecv polled with MPI_Test:
+    1.07 x the blocking one under MPS, results/archive/20261203_h200_mpi-latency-probe.txt),
+    the blocking one (osu_latency's loop) printed beside it."""
     ms = round_values(d, "gdr_mpi_lat8", "latency", 8, "mpi")
     m = best(ms)
     pps = [pingpong_us(os.path.join(rd, "mpi_pingpong_8.txt")) for rd in rounds(d)]
@@ -465,10 +465,11 @@ def mpi_latency_target(d, pt_lat, target, pt_lat_r=()):
         return target("8 B latency: tag_lat >= 1/1.05 x mpi", [(8, ratio(pt_lat, m), 1 / 1.05, (list(pt_lat_r), ms))])
     print(f"out of reach: 8 B latency of the MPI's own ping-pong {pp:.2f} us is {pp / pt_lat:.2f} x "
           f"tag_lat {pt_lat:.2f} us (Open MPI's cost above UCX): -T mpi held to its ping-pong")
-    if poll is not None:
-        print(f"ping-pong shapes: blocking {pp:.2f} us, non-blocking polled {poll:.2f} us ({poll / pp:.2f} x); "
-              f"-T mpi {m:.2f} us makes the blocking calls: held to that one")
-    return target("8 B latency: mpi_pingpong >= 1/1.05 x mpi", [(8, ratio(pp, m), 1 / 1.05, (pps, ms))])
+    if poll is None:
+        return target("8 B latency: mpi_pingpong >= 1/1.05 x mpi", [(8, ratio(pp, m), 1 / 1.05, (pps, ms))])
+    print(f"ping-pong shapes: blocking {pp:.2f} us, non-blocking polled {poll:.2f} us ({poll / pp:.2f} x); "
+          f"-T mpi {m:.2f} us makes the non-blocking calls: held to that one")
+    return target("8 B latency: mpi_pingpong_poll >= 1/1.05 x mpi", [(8, ratio(poll, m), 1 / 1.05, (polls, ms))])
 
 
 def established(r):
@@ -509,36 +510,6 @@ def unestablished_rows(d, first=None):
             if r.get("pct_peak") is None:
                 out.append(f"{where}: no %peak")
     return out
-
-
-def selftest_mpi_latency(d, row):
-    """-T mpi latency: held to tag_lat, or to the MPI's own ping-pong where that is slower itself."""
-    lat8 = dict(row, test="latency", transport="mpi", bytes=8, time_us_mean=16.0, time_us_median=16.0)
-    with open(os.path.join(d, "gdr_mpi_lat8.jsonl"), "w") as fo:
-        fo.write(json.dumps(lat8) + "\n")
-    seen = []
-    def judge(what, rows):
-        seen.append(what)
-        return all(p[1] is not None and p[1] >= p[2] for p in rows)
-    assert not mpi_latency_target(d, 12.0, judge) and "tag_lat" in seen[-1]  # no ping-pong: tag_lat
-    with open(os.path.join(d, "mpi_pingpong_8.txt"), "w") as fo:
-        fo.write("mpi_pingpong 8 B one-way us: median 15.500 mean 15.9 (10000 round trips)\n")
-    assert pingpong_us(os.path.join(d, "mpi_pingpong_8.txt")) == 15.5
-    assert mpi_latency_target(d, 12.0, judge) and "mpi_pingpong" in seen[-1]  # 16.0 <= 1.05 x 15.5
-    assert not mpi_latency_target(d, 15.0, judge) and "tag_lat" in seen[-1]  # ping-pong within reach
-    with open(os.path.join(d, "mpi_pingpong_poll_8.txt"), "w") as fo:  # the non-blocking shape, slower
-        fo.write("mpi_pingpong 8 B one-way us: median 14.000 mean 14.2 (10000 round trips, device memory, poll)\n")
-    with open(os.path.join(d, "mpi_pingpong_8.txt"), "w") as fo:
-        fo.write("mpi_pingpong 8 B one-way us: median 13.000 mean 13.2 (10000 round trips, device memory, block)\n")
-    assert not mpi_latency_target(d, 12.0, judge) and seen[-1].startswith("8 B latency: mpi_pingpong >=")
-    lat8.update(time_us_mean=14.5, time_us_median=14.5)  # 14.5 <= 1.05 x 14, but > 1.05 x 13: the
-    with open(os.path.join(d, "gdr_mpi_lat8.jsonl"), "w") as fo:  # blocking calls -T mpi makes decide
-        fo.write(json.dumps(lat8) + "\n")
-    assert not mpi_latency_target(d, 12.0, judge) and "mpi_pingpong >=" in seen[-1]
-    lat8.update(time_us_mean=13.5, time_us_median=13.5)  # 13.5 <= 1.05 x 13
-    with open(os.path.join(d, "gdr_mpi_lat8.jsonl"), "w") as fo:
-        fo.write(json.dumps(lat8) + "\n")
-    assert mpi_latency_target(d, 12.0, judge)
 
 
 def selftest_later_rounds(sd, row):
@@ -610,7 +581,29 @@ def selftest():
     assert open_pieces(sd, [MIB], [MIB]) == [("bw", MIB)]
     os.remove(os.path.join(d, "ucxpt_tag_lat_1048576.txt"))
     assert gpu_variant(d, [MIB], [MIB]) == 1  # a missing tool output is a problem
-    selftest_mpi_latency(d, row)
+    # -T mpi latency: held to tag_lat, or to the MPI's own ping-pong where that is slower itself.
+    lat8 = dict(row, test="latency", transport="mpi", bytes=8, time_us_mean=16.0, time_us_median=16.0)
+    with open(os.path.join(d, "gdr_mpi_lat8.jsonl"), "w") as fo:
+        fo.write(json.dumps(lat8) + "\n")
+    seen = []
+    def judge(what, rows):
+        seen.append(what)
+        return all(p[1] is not None and p[1] >= p[2] for p in rows)
+    assert not mpi_latency_target(d, 12.0, judge) and "tag_lat" in seen[-1]  # no ping-pong: tag_lat
+    with open(os.path.join(d, "mpi_pingpong_8.txt"), "w") as fo:
+        fo.write("mpi_pingpong 8 B one-way us: median 15.500 mean 15.9 (10000 round trips)\n")
+    assert pingpong_us(os.path.join(d, "mpi_pingpong_8.txt")) == 15.5
+    assert mpi_latency_target(d, 12.0, judge) and "mpi_pingpong" in seen[-1]  # 16.0 <= 1.05 x 15.5
+    assert not mpi_latency_target(d, 15.0, judge) and "tag_lat" in seen[-1]  # ping-pong within reach
+    with open(os.path.join(d, "mpi_pingpong_poll_8.txt"), "w") as fo:  # the non-blocking shape, slower
+        fo.write("mpi_pingpong 8 B one-way us: median 14.000 mean 14.2 (10000 round trips, device memory, poll)\n")
+    with open(os.path.join(d, "mpi_pingpong_8.txt"), "w") as fo:
+        fo.write("mpi_pingpong 8 B one-way us: median 13.000 mean 13.2 (10000 round trips, device memory, block)\n")
+    assert not mpi_latency_target(d, 12.0, judge) and seen[-1].startswith("8 B latency: mpi_pingpong_poll")
+    lat8.update(time_us_mean=14.5, time_us_median=14.5)  # 14.5 <= 1.05 x 14 (but > 1.05 x 13)
+    with open(os.path.join(d, "gdr_mpi_lat8.jsonl"), "w") as fo:
+        fo.write(json.dumps(lat8) + "\n")
+    assert mpi_latency_target(d, 12.0, judge) and "mpi_pingpong_poll" in seen[-1]
     # The interval that separates a shown gap from the rounds' spread.
     assert sum(mann_whitney_counts(3, 3)) == 20 and mann_whitney_counts(1, 2) == [1, 1, 1]
     assert ratio_interval([90, 91, 92], [100, 101, 102]) == (90 / 102, 92 / 100, 0.9)  # a gap: hi < 0.97

@@ -41,25 +41,6 @@ class MpiTransport final : public Transport {
   std::unique_ptr<MemRegion> register_memory(const Buffer& b) override {
     return std::make_unique<MemRegion>(b);
   }
-  // osu_latency's loop: MPI_Send / MPI_Recv (a message of one piece: up to 1 GiB). Under MPS
-  // Open MPI's own device ping-pong was 1.10x slower polled than blocking (18.61 against 16.96 us,
-  // results/archive/20261205_h100_gpu-gate-ucx122-ee8704144e89.txt).
-  bool latency_blocks(std::size_t len) const override { return len <= kMaxPiece; }
-  void send_blocking(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
-    int rc = MPI_Send(r.at(off), static_cast<int>(len), MPI_BYTE, peer, 0, comm_);
-    if (rc != MPI_SUCCESS)
-      throw RunError(fmt::format("{}: MPI_Send of {} B to {} failed: {}", boot_.me(), len, boot_.who(peer),
-                                 error_text(MPI_STATUSES_IGNORE, 0, rc)));
-  }
-  void recv_blocking(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
-    std::vector<MPI_Status>& st = blocking_status_;
-    st.resize(1);
-    int rc = MPI_Recv(r.at(off), static_cast<int>(len), MPI_BYTE, peer, 0, comm_, st.data());
-    if (rc != MPI_SUCCESS)
-      throw RunError(fmt::format("{}: MPI_Recv of {} B from {} failed: {}", boot_.me(), len, boot_.who(peer),
-                                 error_text(MPI_STATUSES_IGNORE, 0, rc)));
-    check_length(Request{0, peer, false, len}, st);
-  }
 
   Request post_send(int peer, MemRegion& r, std::size_t off, std::size_t len) override {
     return post(peer, r.at(off), len, true);
@@ -157,9 +138,10 @@ class MpiTransport final : public Transport {
     if (free_.empty()) { id = slots_.size(); slots_.emplace_back(); }
     else { id = free_.back(); free_.pop_back(); }
     Slot& s = slots_[id];
+    constexpr std::size_t kMax = 1ull << 30;
     std::size_t done = 0;
     do {
-      std::size_t piece = std::min(kMaxPiece, len - done);
+      std::size_t piece = std::min(kMax, len - done);
       MPI_Request r;
       int rc = send ? MPI_Isend(p + done, static_cast<int>(piece), MPI_BYTE, peer, 0, comm_, &r)
                     : MPI_Irecv(p + done, static_cast<int>(piece), MPI_BYTE, peer, 0, comm_, &r);
@@ -197,9 +179,7 @@ class MpiTransport final : public Transport {
     return value.empty() ? "default" : value;
   }
 
-  static constexpr std::size_t kMaxPiece = 1ull << 30;  // bytes a call moves at most (an int count)
   Bootstrap& boot_;
-  std::vector<MPI_Status> blocking_status_;  // recv_blocking's, kept: no allocation per round trip
   mutable std::string mca_;  // "pml ^ucx, btl ^uct,openib,ofi", read once
   MPI_Comm comm_;
   std::vector<Slot> slots_;
