@@ -12,11 +12,10 @@ cannot vouch for anything, so a gate built on the command fails.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 
-from . import SCHEMA_VERSION, __version__
+from . import SCHEMA_VERSION, __version__, numbers
 from .jsonout import dump_json
 from .schema import InputError
 
@@ -37,37 +36,6 @@ def _one_line(text) -> str:
     newline in a value must not make two lines)."""
     from .redaction import redact
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact(str(text)))
-
-
-MAX_PCT = 1e4
-# 1e6 resamples of a 10,000-iteration case take about a minute here.
-MAX_RESAMPLES = 1_000_000
-
-
-def _pct(s):
-    try:
-        v = float(str(s).rstrip("%"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{s}' is not a percentage") from None
-    if not 0 <= v <= MAX_PCT:  # NaN fails this too
-        raise argparse.ArgumentTypeError(f"'{s}': want a percentage from 0 to {MAX_PCT:g}")
-    return v
-
-
-def _number(kind, lo, hi, open_lo=False, open_hi=False):
-    """An argparse type: a finite number in [lo, hi] (or open ends); NaN,
-    inf and out-of-range values are one line and exit 2, never a traceback
-    or unbounded work (--resamples 1e12)."""
-    def parse(s):
-        try:
-            v = kind(s)
-        except (ValueError, OverflowError):
-            raise argparse.ArgumentTypeError(f"'{s}' is not {'an integer' if kind is int else 'a number'}") from None
-        ok = math.isfinite(v) and (lo < v if open_lo else lo <= v) and (v < hi if open_hi else v <= hi)
-        if not ok:
-            raise argparse.ArgumentTypeError(f"'{s}': want {'(' if open_lo else '['}{lo:g}, {hi:g}{')' if open_hi else ']'}")
-        return v
-    return parse
 
 
 def _untrusted(runs) -> list:
@@ -244,7 +212,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .simulate import add_parser as add_simulate
     add_simulate(sub)
     from .validate import add_parser as add_validate
-    add_validate(sub, _pct, "Exit 0: every host healthy; 1: a suspect; 4: a host failed or the run's data were wrong; 2: bad input; "
+    add_validate(sub, "Exit 0: every host healthy; 1: a suspect; 4: a host failed or the run's data were wrong; 2: bad input; "
                  "3: validate could not finish.")
     return p
 
@@ -257,17 +225,17 @@ def _add_compare(sub):
                        "Exit 0: no regression; 1: at least one; 2: bad input.")
     c.add_argument("base", metavar="BASE.h5")
     c.add_argument("new", metavar="NEW.h5")
-    c.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT",
+    c.add_argument("--threshold", type=numbers.arg("compare --threshold"), default=5.0, metavar="PCT",
                    help="smallest change worth a verdict, percent (default 5)")
     c.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     c.add_argument("--changes-only", action="store_true", help="table: leave out the 'same' cases")
-    c.add_argument("--confidence", type=_number(float, 0, 1, True, True), default=0.95,
+    c.add_argument("--confidence", type=numbers.arg("compare --confidence"), default=0.95,
                    help="confidence level, between 0 and 1 (default 0.95)")
-    c.add_argument("--resamples", type=_number(int, 100, MAX_RESAMPLES), default=9999,
-                   help=f"bootstrap resamples, 100 to {MAX_RESAMPLES} (default 9999)")
+    c.add_argument("--resamples", type=numbers.arg("compare --resamples"), default=9999,
+                   help="bootstrap resamples, 100 to 1000000 (default 9999)")
     c.add_argument("--method", choices=("percentile", "basic", "BCa"), default="percentile",
                    help="scipy.stats.bootstrap interval method (default percentile)")
-    c.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=20240601, help="bootstrap seed (default fixed)")
+    c.add_argument("--seed", type=numbers.arg("compare --seed"), default=20240601, help="bootstrap seed (default fixed)")
     c.add_argument("--run-noise", default="auto", metavar="auto|off|PCT",
                    help="run-to-run noise added to each interval: estimated from the spread of all "
                    "cases (auto, default), none (off), or a given sd in percent")
@@ -280,7 +248,7 @@ def _add_stragglers(sub):
                        description="For one run, per case: each rank's median time over the median of "
                        "the rank medians; ranks above 1 + threshold are flagged. Summaries per rank and host.")
     s.add_argument("run", metavar="RUN.h5")
-    s.add_argument("--threshold", type=_pct, default=10.0, metavar="PCT",
+    s.add_argument("--threshold", type=numbers.arg("stragglers --threshold"), default=10.0, metavar="PCT",
                    help="flag ranks this much slower than the median rank, percent (default 10)")
     s.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
     s.add_argument("--all", action="store_true", help="table: every case, not only those with a straggler")
@@ -297,13 +265,13 @@ def _add_suspects(sub):
                        "robust outliers among comparable ones (results/README.md says how). Exit 0: no "
                        "suspect; 1: at least one; 2: bad input.")
     u.add_argument("run", metavar="RUN.h5")
-    u.add_argument("--z", type=_number(float, 0, 1e6, True), default=5.0,
+    u.add_argument("--z", type=numbers.arg("suspects --z"), default=5.0,
                    help="outlier: this many robust sd above the median of its peers (default 5)")
-    u.add_argument("--min-slowdown", type=_pct, default=25.0, metavar="PCT",
+    u.add_argument("--min-slowdown", type=numbers.arg("suspects --min-slowdown"), default=25.0, metavar="PCT",
                    help="and at least this much slower, percent (default 25)")
-    u.add_argument("--p0", type=_number(float, 0, 1, True, True), default=0.02,
+    u.add_argument("--p0", type=numbers.arg("suspects --p0"), default=0.02,
                    help="outliers per comparison in a healthy run (default 0.02, measured here)")
-    u.add_argument("--alpha", type=_number(float, 0, 1, True, True), default=1e-3,
+    u.add_argument("--alpha", type=numbers.arg("suspects --alpha"), default=1e-3,
                    help="suspect: more outliers than this chance under --p0 (default 1e-3)")
     u.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
     u.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
@@ -320,10 +288,10 @@ def _add_report(sub):
     r.add_argument("--html", required=True, metavar="OUT.html", help="the page to write")
     r.add_argument("--force", action="store_true", help="replace an existing --html file")
     r.add_argument("--baseline", metavar="BASE.h5", help="compare against this run")
-    r.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT", help="comparison threshold (default 5)")
-    r.add_argument("--straggler-threshold", type=_pct, default=10.0, metavar="PCT",
+    r.add_argument("--threshold", type=numbers.arg("report --threshold"), default=5.0, metavar="PCT", help="comparison threshold (default 5)")
+    r.add_argument("--straggler-threshold", type=numbers.arg("report --straggler-threshold"), default=10.0, metavar="PCT",
                    help="straggler threshold (default 10)")
-    r.add_argument("--seed", type=_number(int, 0, 2**32 - 1), default=20240601, help=argparse.SUPPRESS)
+    r.add_argument("--seed", type=numbers.arg("report --seed"), default=20240601, help=argparse.SUPPRESS)
     r.add_argument("--title", help="page title")
     r.add_argument("--read", choices=("auto", "full", "summary"), default="auto",
                    help="full: every iteration; summary: each rank's median only (a fleet's file: a 1,024 x 8 run "
@@ -356,14 +324,14 @@ def _add_baseline(sub):
                        "per run; one line per item in a change at the last run. Exit 0: none; 1: at least one; "
                        "2: bad input; 4: a run read had wrong results or did not end complete (left out of the past).")
     b.add_argument("files", nargs="+", metavar="RUN.h5")
-    b.add_argument("--min-runs", type=_number(int, 2, 10**6), default=bl.DEFAULT_MIN_RUNS,
+    b.add_argument("--min-runs", type=numbers.arg("baseline --min-runs"), default=bl.DEFAULT_MIN_RUNS,
                    help=f"past runs an item needs before it is judged (default {bl.DEFAULT_MIN_RUNS})")
-    b.add_argument("--min-drop", type=_pct, default=bl.DEFAULT_MIN_DROP_PCT, metavar="PCT",
+    b.add_argument("--min-drop", type=numbers.arg("baseline --min-drop"), default=bl.DEFAULT_MIN_DROP_PCT, metavar="PCT",
                    help=f"report changes at least this much bandwidth below the past, percent (default {bl.DEFAULT_MIN_DROP_PCT:g})")
-    b.add_argument("--k", type=_number(float, 0, 100), default=bl.DEFAULT_K, help=f"CUSUM allowance, sd (default {bl.DEFAULT_K:g})")
-    b.add_argument("--h", type=_number(float, 0, 1e6, True), default=bl.DEFAULT_H,
+    b.add_argument("--k", type=numbers.arg("baseline --k"), default=bl.DEFAULT_K, help=f"CUSUM allowance, sd (default {bl.DEFAULT_K:g})")
+    b.add_argument("--h", type=numbers.arg("baseline --h"), default=bl.DEFAULT_H,
                    help=f"CUSUM decision interval, sd (default {bl.DEFAULT_H:g})")
-    b.add_argument("--clip", type=_number(float, 0, 1e6, True), default=bl.DEFAULT_CLIP,
+    b.add_argument("--clip", type=numbers.arg("baseline --clip"), default=bl.DEFAULT_CLIP,
                    help=f"largest z one run adds (default {bl.DEFAULT_CLIP:g}: one run is never enough)")
     b.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     b.set_defaults(func=cmd_baseline)

@@ -37,6 +37,7 @@ import zlib
 
 import numpy as np
 
+from . import numbers
 from .schema import Case, InputError, Run
 from .text import columns, fmt_us
 
@@ -227,12 +228,7 @@ def parse_run_noise(v) -> str:
     v = str(v).strip().lower().rstrip("%")
     if v in ("auto", "off"):
         return v
-    try:
-        x = float(v)
-    except ValueError:
-        raise InputError(f"--run-noise {v!r}: use auto, off or a percentage") from None
-    if not 0 <= x <= 1000:  # NaN fails this too
-        raise InputError(f"--run-noise {v!r}: want auto, off or a percentage from 0 to 1000")
+    x = numbers.check(v, "compare --run-noise", source="--run-noise (auto, off or a percentage)")
     return f"{x:g}"
 
 

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 import numpy as np
 
 from . import SCHEMA_VERSION
-from .env import env_value, seconds
+from . import numbers
 from .errors import InputError  # re-exported: the package's callers import it from here
 from .h5values import as_scalar, as_text
 from .schema_patterns import read_flows, read_links
@@ -261,8 +261,9 @@ READ_TIMEOUT_S = None  # set by a caller (the fuzzer) instead of the environment
 
 
 def read_timeout_s() -> float:
-    """GDR_READ_TIMEOUT: seconds, (0, 86400]; garbage is one line and exit 2."""
-    return env_value("GDR_READ_TIMEOUT", seconds, "want seconds, more than 0 and at most 86400", 120.0)
+    """GDR_READ_TIMEOUT: seconds, [1, 86400] (numbers.BOUNDS): below a second a good file's
+    read, forked, could outlast it and be called corrupt; garbage is one line and exit 2."""
+    return numbers.env("GDR_READ_TIMEOUT", 120.0)
 
 
 def load_run(path: str, summary: bool = False) -> Run:

@@ -6,7 +6,7 @@ up."""
 
 from __future__ import annotations
 
-from . import schedule
+from . import numbers, schedule
 from .schema import InputError
 from .sim_noise import NoiseModel, fit
 
@@ -24,26 +24,15 @@ def parse_cells(spec):
                 raise InputError(f"--cells: '{c}': {cls} takes no severity")
             out.append((cls, 0.0))
             continue
-        try:
-            pct = float(sev)
-        except ValueError:
-            raise InputError(f"--cells: '{c}': give a severity in percent, e.g. {cls}:10") from None
-        if not 0 < pct <= 1000:
-            raise InputError(f"--cells: '{c}': severity must be in (0, 1000] percent")
-        out.append((cls, pct))
+        out.append((cls, numbers.check(sev, "simulate --cells severity", source=f"--cells {cls}:")))
     if not out:
         raise InputError("--cells: no cell given")
     return out
 
 
-def parse_hosts(spec, least=3):
-    try:
-        hs = [int(x) for x in spec.split(",") if x.strip()]
-    except ValueError:
-        raise InputError(f"--hosts {spec}: a comma-separated list of host counts") from None
-    if not hs or min(hs) < least:
-        raise InputError(f"--hosts {spec}: every count must be >= {least}")
-    return hs
+def parse_hosts(spec, name="simulate fleet --hosts"):
+    """--hosts 4,8: each count checked against `name`'s bounds (numbers.BOUNDS)."""
+    return numbers.int_list(spec, name, "--hosts")
 
 
 def load_model(a) -> NoiseModel:

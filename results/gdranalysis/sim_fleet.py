@@ -29,17 +29,20 @@ over 8H ranks is 8x longer, given beside it).
 from __future__ import annotations
 
 import json
+import os
 import time
 import warnings
 
 import numpy as np
 
+from . import numbers
 from .schema import InputError
 from .intervals import wilson
 from . import schedule
 from .sim_common import load_model, parse_cells, parse_hosts, wall_time_s
 from .robust import median_se as _median_se
 
+TABLE_MAX_BYTES = 256 << 20   # simulate fleet writes a few hundred bytes a row
 HOSTLINK_SE = 1.7725   # suspects._host_blocks: a block of one link, sqrt(2) x 1.2533
 
 
@@ -200,11 +203,21 @@ def check_small(model, H, trials, rng, judge_args):
     return same, named
 
 
+def _bad_hosts_fit(bad, hosts, cells):
+    """Each fault takes a host of its own (a link fault two): more than a fleet holds would never
+    be placed, so it is refused before any work."""
+    for cls, _ in cells:
+        need = bad * (2 if cls == "link" else 1)
+        if cls not in ("healthy", "down") and need > min(hosts):
+            raise InputError(f"--bad-hosts {bad}: {cls} faults on distinct hosts need {need} hosts, and "
+                             f"--hosts has {min(hosts)}: want at most {min(hosts) // (2 if cls == 'link' else 1)}")
+
+
 def cmd_fleet(a):
-    model = load_model(a)
     cells = parse_cells(a.cells)
-    if a.trials < 1 or a.gpus < 1:
-        raise InputError("--trials and --gpus must be >= 1")
+    hosts = parse_hosts(a.hosts, name="simulate fleet --hosts")
+    _bad_hosts_fit(a.bad_hosts, hosts, cells)
+    model = load_model(a)
     rng = np.random.default_rng(a.seed)
     ja = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0, "alpha": a.alpha}
     floors = [iteration_floor(model, rng, k) for k in range(len(model.bytes))]
@@ -216,9 +229,7 @@ def cmd_fleet(a):
                          "ci": wilson(same, a.check)})
             print(f"# judge_matrix vs suspects+validate_verdict on the same {H}-host files: "
                   f"{same}/{a.check} name the same hosts ({named} of them name some host)")
-    if a.bad_hosts < 1 or a.max_rounds < 0:
-        raise InputError("--bad-hosts must be >= 1 and --max-rounds >= 0")
-    for H in parse_hosts(a.hosts):
+    for H in hosts:
         sched = scheduled(H, a.max_rounds)
         for cls, pct in cells:
             t0 = time.monotonic()
@@ -268,11 +279,50 @@ def format_rows(rows):
     return "\n".join(out)
 
 
+ROW_COUNTS = ("hosts", "gpus", "trials", "wrong_hosts", "hosts_judged", "max_rounds", "bad")
+CHECK_COUNTS = ("check_hosts", "trials", "same_hosts_named")
+
+
+def _checked_row(r, where):
+    """A row's numbers through numbers.check, as format_rows reads them."""
+    if not isinstance(r, dict):
+        raise InputError(f"{where}: want a JSON object")
+    counts = CHECK_COUNTS if "hosts" not in r else ROW_COUNTS
+    for k in counts:
+        if k in r or k not in ("max_rounds", "bad"):
+            numbers.field(r, k, "fleet-row count", where)
+    if "hosts" not in r:
+        cis = ("ci",)
+    else:
+        for k in ("schedule_s_host_rounds", "schedule_s_rank_rounds"):
+            numbers.field(r, k, "fleet-row seconds", where)
+        numbers.field(r, "alpha", "fleet-row share", where)
+        if not isinstance(r.get("class"), str):
+            raise InputError(f"{where}: class: want a fault class name")
+        if r.get("found") is not None:
+            numbers.field(r, "found", "fleet-row count", where)
+        if r["hosts_judged"] < 1:
+            raise InputError(f"{where}: hosts_judged 0: want a whole number from 1")
+        cis = ("host_fp_ci",) + (("recall_ci",) if r.get("found") is not None else ())
+    for k in cis:
+        ci = r.get(k)
+        if not isinstance(ci, list) or len(ci) != 2:
+            raise InputError(f"{where}: {k}: want [low, high]")
+        for i, x in enumerate(ci):
+            numbers.check(x, "fleet-row share", source=f"{where}: {k}[{i}]")
+    return r
+
+
 def cmd_table(a):
     try:
-        rows = [json.loads(x) for x in open(a.rows) if x.strip()]
+        if os.path.getsize(a.rows) > TABLE_MAX_BYTES:
+            raise ValueError(f"larger than {TABLE_MAX_BYTES} bytes")
+        with open(a.rows, encoding="utf-8") as f:
+            lines = [x for x in f if x.strip()]
+        numbers.check(len(lines), "table rows", source=f"{a.rows}: rows")
+        rows = [_checked_row(json.loads(x), f"{a.rows}:{i + 1}") for i, x in enumerate(lines)]
     except (OSError, ValueError) as e:
-        raise InputError(f"{a.rows}: not simulate fleet rows ({e})") from None
+        raise InputError(f"{a.rows}: not simulate fleet rows ({str(e)[:200]})") from None
     print(format_rows(rows))
     return 0
 
@@ -284,16 +334,16 @@ def add_parser(ss, common):
     f = ss.add_parser("fleet", help="predicted recall, host FP rate and schedule time at fleet scale")
     common(f)
     f.add_argument("--hosts", default="64,256,1024,4096", help="host counts (default 64,256,1024,4096)")
-    f.add_argument("--gpus", type=int, default=8, help="GPUs (rail planes) per host (default 8)")
+    f.add_argument("--gpus", type=numbers.arg("simulate fleet --gpus"), default=8, help="GPUs (rail planes) per host (default 8)")
     f.add_argument("--cells", default="healthy,link:10,nic-both:10", help="fault cells (simulate's doc)")
-    f.add_argument("--trials", type=int, default=10, help="per host count and cell (default 10)")
-    f.add_argument("--case-time", type=float, default=0.1,
+    f.add_argument("--trials", type=numbers.arg("simulate --trials"), default=10, help="per host count and cell (default 10)")
+    f.add_argument("--case-time", type=numbers.arg("simulate fleet --case-time"), default=0.1,
                    help="seconds of timed iterations per case for the schedule time (default 0.1)")
-    f.add_argument("--check", type=int, default=0, metavar="N",
+    f.add_argument("--check", type=numbers.arg("simulate fleet --check"), default=0, metavar="N",
                    help="first compare judge_matrix with the file path on N files of 6 and of 12 hosts")
-    f.add_argument("--max-rounds", type=int, default=0, metavar="N",
+    f.add_argument("--max-rounds", type=numbers.arg("simulate fleet --max-rounds"), default=0, metavar="N",
                    help="host-rounds' first N rounds only (run --max-rounds): a sample; 0, the default: all")
-    f.add_argument("--bad-hosts", type=int, default=1, metavar="N",
+    f.add_argument("--bad-hosts", type=numbers.arg("simulate fleet --bad-hosts"), default=1, metavar="N",
                    help="faults per trial, on distinct hosts (links: distinct host pairs); default 1")
     f.add_argument("--out", help="append the rows (JSON lines) here")
     f.set_defaults(func=cmd_fleet)

@@ -28,8 +28,10 @@ import os
 
 import numpy as np
 
+from . import numbers
 from .schema import InputError, directions, load_run, test_kind
 
+MODEL_MAX_BYTES = 16 << 20   # simulate fit writes a few KiB
 MAD_SD = 1.4826
 TAIL_SD = 4.0      # a per-size deviation beyond this many sd is a tail event
 QUANTILES = 41     # stored quantiles of the iteration residuals
@@ -55,11 +57,15 @@ class NoiseModel:
     @classmethod
     def from_json(cls, path):
         try:
-            with open(path) as f:
+            if os.path.exists(path) and not os.path.isfile(path):
+                raise OSError(f"{path} is not a regular file")
+            if os.path.getsize(path) > MODEL_MAX_BYTES:
+                raise ValueError(f"larger than {MODEL_MAX_BYTES} bytes")
+            with open(path, encoding="utf-8") as f:
                 d = json.load(f)
-            return cls(**d)
+            return cls(**_checked_fields(d, path))
         except (OSError, ValueError, TypeError) as e:
-            raise InputError(f"{path}: not a noise model ({e})") from None
+            raise InputError(f"{path}: not a noise model ({str(e)[:200]})") from None
 
     def draw_residuals(self, rng, nlinks):
         """[nlinks, sizes] residuals of healthy links, log units."""
@@ -78,6 +84,38 @@ class NoiseModel:
         q = np.asarray(self.iter_q[k])
         x = np.interp(rng.random(n), np.linspace(0, 1, len(q)), q)
         return np.exp(log_median + x - np.median(x))
+
+
+def _checked_fields(d, path):
+    """A model file's fields, each number through numbers.check (its bounds keep a
+    simulated file's memory bounded); the per-size lists as long as `bytes`."""
+    if not isinstance(d, dict):
+        raise ValueError("want a JSON object")
+    src = f"{path}:"
+    sizes = d.get("bytes")
+    if not isinstance(sizes, list) or not 1 <= len(sizes) <= numbers.NOISE_SIZES_MAX:
+        raise InputError(f"{src} bytes: want a list of 1 to {numbers.NOISE_SIZES_MAX} message sizes")
+    for key, name in (("bytes", "noise-model bytes"), ("base_s", "noise-model base_s"),
+                      ("iters", "noise-model iters"), ("iter_q", None)):
+        v = d.get(key)
+        if not isinstance(v, list) or len(v) != len(sizes):
+            raise InputError(f"{src} {key}: want a list of {len(sizes)} values, one per size")
+        for i, x in enumerate(v):
+            if name:
+                numbers.check(x, name, source=f"{src} {key}[{i}]")
+            elif not isinstance(x, list) or not 2 <= len(x) <= 1000:
+                raise InputError(f"{src} iter_q[{i}]: want a list of 2 to 1000 quantiles")
+            else:
+                for j, q in enumerate(x):
+                    numbers.check(q, "noise-model iter_q", source=f"{src} iter_q[{i}][{j}]")
+    for key in ("persist_sd", "size_sd", "tail_excess"):
+        numbers.field(d, key, "noise-model sd", src)
+    for key in ("tail_p", "tail_up"):
+        numbers.field(d, key, "noise-model share", src)
+    numbers.field(d, "links", "noise-model links", src)
+    if not isinstance(d.get("sources"), list):
+        raise InputError(f"{src} sources: want a list of file names")
+    return d
 
 
 def _name(p):

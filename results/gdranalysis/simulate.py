@@ -26,6 +26,7 @@ import time
 
 import numpy as np
 
+from . import numbers
 from .intervals import wilson
 from .schema import InputError
 from .sim_files import Fault, write_run
@@ -136,17 +137,18 @@ def cmd_fit(a):
 
 
 def cmd_trials(a):
-    model = load_model(a)
     cells = parse_cells(a.cells)
-    if a.trials < 1:
-        raise InputError(f"--trials {a.trials}: must be >= 1")
+    hosts = parse_hosts(a.hosts, name="simulate trials --hosts")
+    for h in hosts:
+        numbers.check(h * a.ranks_per_host, "simulate trials ranks", source="--hosts x --ranks-per-host")
+    model = load_model(a)
     rng = np.random.default_rng(a.seed)
     judge_args = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0, "alpha": a.alpha}
     rows, t0 = [], time.monotonic()
     from . import outputs
     out = outputs.open_append(a.out, "--out", _file_args(a.noise_from or [a.noise])) if a.out else None
     with tempfile.TemporaryDirectory(prefix="gdr-sim-") as wd:
-        for h in parse_hosts(a.hosts):
+        for h in hosts:
             for cls, pct in cells:
                 for _ in range(a.trials):
                     r = trial(model, h, a.ranks_per_host, pick(cls, pct, [f"sim{i + 1}" for i in range(h)],
@@ -180,7 +182,7 @@ def add_parser(sub):
     _common(t)
     t.add_argument("--hosts", default="4", help="host counts, comma-separated (default 4)")
     t.add_argument("--cells", default="healthy,link:10,link:25,nic-both:10", help="fault cells (module doc)")
-    t.add_argument("--trials", type=int, default=10, help="per host count and cell (default 10)")
+    t.add_argument("--trials", type=numbers.arg("simulate --trials"), default=10, help="per host count and cell (default 10)")
     t.add_argument("--out", help="append one JSON line per trial here")
     t.add_argument("--json", action="store_true", help="print the summary as JSON")
     t.set_defaults(func=cmd_trials)
@@ -191,10 +193,10 @@ def _common(p):
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--noise", metavar="MODEL.json", help="a model `simulate fit` wrote")
     g.add_argument("--noise-from", nargs="+", metavar="FILE[:HOST,...]", help="fit it here to these real files")
-    p.add_argument("--ranks-per-host", type=int, default=1, help="ranks (GPUs) per host (default 1)")
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--z", type=float, default=5.0, help="as validate (default 5)")
-    p.add_argument("--min-slowdown", type=float, default=7.0, help="as validate, percent (default 7)")
-    p.add_argument("--p0", type=float, default=0.01, help="as validate (default 0.01)")
-    p.add_argument("--alpha", type=float, default=1e-3,
+    p.add_argument("--ranks-per-host", type=numbers.arg("simulate --ranks-per-host"), default=1, help="ranks (GPUs) per host (default 1)")
+    p.add_argument("--seed", type=numbers.arg("simulate --seed"), default=1)
+    p.add_argument("--z", type=numbers.arg("simulate --z"), default=5.0, help="as validate (default 5)")
+    p.add_argument("--min-slowdown", type=numbers.arg("simulate --min-slowdown"), default=7.0, help="as validate, percent (default 7)")
+    p.add_argument("--p0", type=numbers.arg("simulate --p0"), default=0.01, help="as validate (default 0.01)")
+    p.add_argument("--alpha", type=numbers.arg("simulate --alpha"), default=1e-3,
                    help="as suspects (default 1e-3); 2e-6 with 3 sizes at p0 0.01: a link must be an outlier in all 3")

@@ -24,7 +24,7 @@ import subprocess
 import time
 
 from .redaction import redact
-from . import outputs, schedule
+from . import numbers, outputs, schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
@@ -232,7 +232,7 @@ def bench(rec, lau, a, hosts, deadline, h5):
     """The run keeps to what is left of the budget itself (`run --budget`: the same model as
     plan(), then each case its share of what is left), so a slow start or slow cases shorten
     the cases after them instead of running into the deadline."""
-    argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", a.min_bytes, "-e", a.max_bytes, "-f", "2", "--window",
+    argv = ["run", "-t", "bw", "-T", a.transport, "-m", "host", "-b", str(a.min_bytes), "-e", str(a.max_bytes), "-f", "2", "--window",
             str(a.window), "--pattern", a.pattern, "-w", str(a.warmup),
             "--budget", f"{max(1.0, deadline - time.monotonic()):.1f}s",
             "--timeout", str(a.timeout), "--output", h5, "--force"]
@@ -361,17 +361,12 @@ def validate(a) -> int:
 
 def _check_request(a, hosts) -> int:
     """The hosts, ranks and round limits asked for, checked; the number of sizes."""
-    if a.ranks_per_host < 1:
-        raise InputError(f"--ranks-per-host {a.ranks_per_host}: must be >= 1")
+    numbers.check(len(hosts), "validate hosts", source="hosts")
+    numbers.check(len(hosts) * a.ranks_per_host, "validate ranks", source="hosts x --ranks-per-host")
     if len(hosts) < 2 and a.ranks_per_host < 3:
         raise InputError(f"{len(hosts)} host: validate compares hosts (or, on one host, 3 or more ranks: "
                          "--ranks-per-host) with each other")
-    nsizes = _sizes(a)
-    if a.max_rounds < 0:
-        raise InputError(f"--max-rounds {a.max_rounds}: want 1 or more (0, the default: every round)")
-    if not 1 <= a.retest_rounds <= 20:
-        raise InputError(f"--retest-rounds {a.retest_rounds}: want 1-20")
-    return nsizes
+    return _sizes(a)
 
 
 def _budget(a, nhosts, nsizes) -> float:
@@ -502,13 +497,13 @@ def _file_error(h5):
         return ""
 
 
-def add_parser(sub, pct, exit_codes_doc):
+def add_parser(sub, exit_codes_doc):
     v = sub.add_parser("validate", help="acceptance run of a cluster: doctor, patterns, per-host verdict",
                        description=__doc__.split("\n\n")[1] + " " + exit_codes_doc)
     g = v.add_mutually_exclusive_group(required=True)
     g.add_argument("--hostfile", metavar="FILE", help="an Open MPI hostfile (host [slots=N] per line)")
     g.add_argument("--slurm", action="store_true", help="the Slurm allocation this runs in (srun --mpi=pmix)")
-    v.add_argument("--budget", type=float, metavar="SECONDS",
+    v.add_argument("--budget", type=numbers.arg("validate --budget"), metavar="SECONDS",
                    help="wall-clock seconds for the whole validation (default: sized from the host count)")
     v.add_argument("--launcher-args", metavar="ARGS", default=None,
                    help="extra mpirun/srun arguments, one string (default $GDR_VALIDATE_LAUNCHER_ARGS)")
@@ -518,25 +513,25 @@ def add_parser(sub, pct, exit_codes_doc):
     v.add_argument("--pattern", default="rounds", choices=("rounds", "host-rounds"),
                    help="rounds: every rank pair (O(ranks) steps, default); host-rounds: every host pair, "
                    "each rank with its rail partner (O(hosts) steps)")
-    v.add_argument("--max-rounds", type=int, default=0, metavar="N",
+    v.add_argument("--max-rounds", type=numbers.arg("validate --max-rounds"), default=0, metavar="N",
                    help="the pattern's first N rounds only (run --max-rounds): each host against N others, a "
                    "sample that finds slow hosts and NICs in 2N steps a size, not every slow link; default: all")
     v.add_argument("--retest", default="off", choices=("off", "auto"),
                    help="auto: after the pattern, retest what looked slow against healthy partners in the same "
                    "job (run --retest); a finding whose parts are all cleared is dropped, a part convicted is "
                    "named (default off)")
-    v.add_argument("--retest-rounds", type=int, default=4, metavar="N",
+    v.add_argument("--retest-rounds", type=numbers.arg("validate --retest-rounds"), default=4, metavar="N",
                    help="the retests' rounds at most, 3 steps each, set aside in the budget (default 4)")
-    v.add_argument("--ranks-per-host", type=int, default=1, help="ranks on each host (default 1; one per GPU)")
-    v.add_argument("--min-bytes", default="1M", help="smallest message (default 1M)")
-    v.add_argument("--max-bytes", default="8M", help="largest message, sizes double (default 8M: 4 sizes)")
-    v.add_argument("--window", type=int, default=8, help="messages in flight per bw iteration (default 8)")
-    v.add_argument("--warmup", type=int, default=3, help="untimed iterations per case (default 3)")
-    v.add_argument("--timeout", type=int, default=15, help="longest single wait in the run, s (default 15)")
-    v.add_argument("--min-slowdown", type=pct, default=7.0, metavar="PCT",
+    v.add_argument("--ranks-per-host", type=numbers.arg("validate --ranks-per-host"), default=1, help="ranks on each host (default 1; one per GPU)")
+    v.add_argument("--min-bytes", type=numbers.arg("validate --min-bytes"), default="1M", help="smallest message (default 1M)")
+    v.add_argument("--max-bytes", type=numbers.arg("validate --max-bytes"), default="8M", help="largest message, sizes double (default 8M: 4 sizes)")
+    v.add_argument("--window", type=numbers.arg("validate --window"), default=8, help="messages in flight per bw iteration (default 8)")
+    v.add_argument("--warmup", type=numbers.arg("validate --warmup"), default=3, help="untimed iterations per case (default 3)")
+    v.add_argument("--timeout", type=numbers.arg("validate --timeout"), default=15, help="longest single wait in the run, s (default 15)")
+    v.add_argument("--min-slowdown", type=numbers.arg("validate --min-slowdown"), default=7.0, metavar="PCT",
                    help="a part must be this much slower than its peers, percent (default 7)")
-    v.add_argument("--z", type=float, default=5.0, help="and this many robust sd (default 5)")
-    v.add_argument("--p0", type=float, default=0.01,
+    v.add_argument("--z", type=numbers.arg("validate --z"), default=5.0, help="and this many robust sd (default 5)")
+    v.add_argument("--p0", type=numbers.arg("validate --p0"), default=0.01,
                    help="outliers per comparison in a healthy run (default 0.01: with one rank per host a link "
                    "is judged once per size, and 2 outliers of 3 sizes must be enough)")
     v.add_argument("--out", default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
