@@ -54,7 +54,10 @@ std::string parse_folder(std::string_view v, AnalysisSettings& s) {
 std::string parse_program(std::string_view v, AnalysisSettings& s) {
   std::string p(v);
   // Without a '/', found through PATH when run.
-  if (p.find('/') != std::string::npos && access(p.c_str(), X_OK) != 0) return "want an executable python3";
+  // A folder passes access(X_OK) too: it is searched, not run (exec fails with 127).
+  std::error_code ec;
+  if (p.find('/') != std::string::npos && (access(p.c_str(), X_OK) != 0 || fs::is_directory(p, ec)))
+    return "want an executable python3 (a program file, not a folder)";
   s.python = p;
   return {};
 }

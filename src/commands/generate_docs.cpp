@@ -14,6 +14,7 @@
 #include "collectives/test.h"
 #include "core/errors.h"
 #include "options/env_vars.h"
+#include "options/numbers.h"
 #include "memory/memory.h"
 #include "transports/transport.h"
 #include "commands/version.h"
@@ -183,11 +184,16 @@ complete -o filenames -F _gdrbench gdrbench
 
 void add_generate_docs_command(CLI::App& app, int& exit_code) {
   static std::string what;  // parsed into by CLI11, read by the callback
-  CLI::App* sub = app.add_subcommand("generate-docs", "write the man page or the bash completion to stdout");
+  CLI::App* sub = app.add_subcommand("generate-docs", "write the man page, the bash completion or the numbers' table to stdout");
   sub->group("");  // hidden: for packaging (cmake/GdrInstall.cmake), not for users
-  sub->add_option("what", what, "man or bash-completion")->required()->check(CLI::IsMember({"man", "bash-completion"}));
+  sub->add_option("what", what, "man, bash-completion or numbers")
+      ->required()
+      ->check(CLI::IsMember({"man", "bash-completion", "numbers"}));
   sub->callback([&app, &exit_code] {
-    fmt::print("{}", what == "man" ? man_page(app) : bash_completion(app));
+    if (what == "numbers")  // docs/operators/numbers.md's rows for the binary (tests/docs)
+      for (const std::string& row : number_table_rows()) fmt::print("{}\n", row);
+    else
+      fmt::print("{}", what == "man" ? man_page(app) : bash_completion(app));
     exit_code = 0;
   });
 }

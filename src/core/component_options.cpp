@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <charconv>
+#include <cmath>
 #include <tuple>
 
 #include "sizes.h"
@@ -56,6 +58,18 @@ bool parse_whole(std::string_view text, long long lo, long long hi, long long& o
   if (v < lo || v > hi) return false;
   out = v;
   return true;
+}
+
+bool parse_number_above(std::string_view text, double lo, double hi, double& out) {
+  double v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v) || !(v > lo && v <= hi)) return false;
+  out = v;
+  return true;
+}
+
+std::string number_want(const char* what, double lo, double hi) {
+  return fmt::format("want a {} above {:g}, at most {:g}", what, lo, hi);
 }
 
 std::string size_problem(std::string_view t, std::size_t lo, std::size_t hi, const char* lo_text,

@@ -151,6 +151,21 @@ auto whole(M S::*m, long long lo, long long hi) {
   };
 }
 
+// A finite number above lo, at most hi, as from_chars reads it (no spaces, hex or inf).
+bool parse_number_above(std::string_view text, double lo, double hi, double& out);
+// "want a percentage above 0, at most 1000".
+std::string number_want(const char* what, double lo, double hi);
+
+template <class S>
+auto number_above(double S::*m, double lo, double hi, const char* what) {
+  return [=](std::string_view t, S& s) -> std::string {
+    double v = 0;
+    if (!parse_number_above(t, lo, hi, v)) return number_want(what, lo, hi);
+    s.*m = v;
+    return {};
+  };
+}
+
 // One of `values`, as typed.
 template <class S>
 auto one_of(std::string S::*m, std::vector<std::string> values) {

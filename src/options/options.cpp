@@ -14,6 +14,7 @@
 #include "core/component_options.h"
 #include "core/errors.h"
 #include "core/sizes.h"
+#include "options/numbers.h"
 
 namespace gdr {
 
@@ -22,8 +23,10 @@ double parse_duration(std::string_view text, std::string_view option) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   const std::string_view unit(end, text.data() + text.size() - end);
   const double mult = unit.empty() || unit == "s" ? 1 : unit == "m" ? 60 : unit == "h" ? 3600 : 0;
-  if (ec != std::errc{} || mult == 0 || !(v > 0) || !std::isfinite(v) || v * mult > 7 * 86400)
-    throw UsageError(fmt::format("{} '{}': want a duration such as 90s, 2m or 1h (up to a week)", option, text));
+  const NumberRule& r = number_rule("--budget");
+  if (ec != std::errc{} || mult == 0 || !number_fits(r, v * mult))
+    throw UsageError(fmt::format("{} '{}': want a duration such as 90s, 2m or 1h: {} s ({})", option,
+                                 text.substr(0, 40), range_text(r), r.why));
   return v * mult;
 }
 
@@ -162,14 +165,9 @@ std::vector<std::string> default_transports() {
   return v;
 }
 
-// The word (auto, all) is handled by the caller; anything else must be a whole number >= lo.
-int whole_number(const std::string& text, const char* option, int lo, const char* word = "auto") {
-  int v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > 100'000'000)
-    throw UsageError(fmt::format("{} '{}' must be '{}' or a whole number from {} to 100000000", option,
-                                 text, word, lo));
-  return v;
+// A whole number of the table (options/numbers.h), or the word (auto, all): `if_word` then.
+int whole_or(const std::string& text, const char* option, const char* word, int if_word) {
+  return text == word ? if_word : static_cast<int>(read_number_or(text, option, fmt::format("'{}'", word)));
 }
 
 }  // namespace
@@ -190,20 +188,22 @@ void validate_lanes(const RunArgs& a, RunOptions& o) {
       throw UsageError(fmt::format("-T {}: not usable here: {}", t, why));
   o.mems = parse_list<MemKind>(a.mems, "--mem", parse_mem);
   o.paths = parse_list<Path>(a.paths, "--path", parse_path);
+  // Host memory has one path: a --path staged given for it alone would be dropped without a word.
+  const bool device = std::any_of(o.mems.begin(), o.mems.end(), [](MemKind m) { return m != MemKind::host; });
+  if (!device && a.paths != RunArgs{}.paths && std::count(o.paths.begin(), o.paths.end(), Path::staged))
+    throw UsageError("--path staged applies to device memory (-m cuda); host memory runs the direct path only: "
+                     "leave --path out, or add -m cuda");
 }
 
 // Sizes, iterations, the case time and the budget: how much each case measures.
 void validate_amounts(const RunArgs& a, RunOptions& o) {
   std::size_t lo = parse_size(a.minbytes, "--minbytes");
   std::size_t hi = parse_size(a.maxbytes, "--maxbytes");
-  o.sizes = size_sweep(lo, hi, a.stepfactor);
+  o.sizes = size_sweep(lo, hi, read_number(a.stepfactor, "--stepfactor"));
   o.maxbytes_text = a.maxbytes;
-  o.iters = a.iters == "auto" ? 0 : whole_number(a.iters, "--iters", 1);
-  o.warmup = a.warmup == "auto" ? -1 : whole_number(a.warmup, "--warmup", 0);
-  if (!(a.case_time > 0) || !(a.case_time <= 86400))
-    throw UsageError(fmt::format("--case-time {} must be a positive number of seconds, at most 86400",
-                                 a.case_time));
-  o.case_time = a.case_time;
+  o.iters = whole_or(a.iters, "--iters", "auto", 0);
+  o.warmup = whole_or(a.warmup, "--warmup", "auto", -1);
+  o.case_time = read_number(a.case_time, "--case-time");
   if (!a.budget.empty()) {
     o.budget_s = parse_duration(a.budget, "--budget");
     if (o.iters > 0) throw UsageError("--budget sizes the iterations of each case: leave out --iters");
@@ -224,9 +224,13 @@ void validate_checks(const RunArgs& a, RunOptions& o) {
   std::vector<std::string> known;
   for (auto& r : reference_registry())
     if (std::find(known.begin(), known.end(), r.name) == known.end()) known.push_back(r.name);
+  const std::vector<std::string> items = split_list(given);
+  if (std::find(items.begin(), items.end(), "none") != items.end())
+    throw UsageError(fmt::format("--reference '{}': none stands alone (no reference rows); else a list of {}, copy",
+                                 given.substr(0, 40), fmt::join(known, ", ")));
   // "copy" is shorthand for every copy-* row (the copy engines' ceilings).
   std::string refs;
-  for (const std::string& r : split_list(given)) {
+  for (const std::string& r : items) {
     std::size_t before = refs.size();
     for (auto& k : known)
       if (r == "copy" && k.rfind("copy-", 0) == 0) refs += k + ",";
@@ -247,14 +251,12 @@ void validate_shape(const RunArgs& a, RunOptions& o) {
   for (auto& p : patterns::names()) known.push_back(p);
   o.patterns = checked_names(a.pattern, "--pattern", known);
   if (a.max_rounds != "all") {
-    o.max_rounds = whole_number(a.max_rounds, "--max-rounds", 1, "all");
+    o.max_rounds = whole_or(a.max_rounds, "--max-rounds", "all", 0);
     if (std::none_of(o.patterns.begin(), o.patterns.end(), [](auto& p) { return p == "rounds" || p == "host-rounds"; }))
       throw UsageError("--max-rounds applies to --pattern rounds or host-rounds");
   }
-  if (a.window < 1 || a.window > 1'000'000)
-    throw UsageError(fmt::format("--window {} must be a whole number from 1 to 1000000", a.window));
-  o.window = a.window;
-  o.slots = a.slots == "auto" ? 0 : whole_number(a.slots, "--slots", 1);
+  o.window = static_cast<int>(read_number(a.window, "--window"));
+  o.slots = whole_or(a.slots, "--slots", "auto", 0);
   o.chunk_bytes = a.chunk == "auto" ? 0 : parse_size(a.chunk, "--chunk");
 }
 
@@ -265,12 +267,7 @@ RunOptions validate(const RunArgs& a) {
   validate_lanes(a, o);
   validate_amounts(a, o);
   validate_checks(a, o);
-  // At most a year: every wait turns it into a steady_clock deadline, whose
-  // nanosecond count would overflow (undefined) near 292 years, and inf.
-  if (!(a.timeout > 0) || !(a.timeout <= kMaxTimeoutSeconds))
-    throw UsageError(fmt::format("--timeout {} must be a positive number of seconds, at most {}",
-                                 a.timeout, kMaxTimeoutSeconds));
-  o.timeout = a.timeout;
+  o.timeout = read_number(a.timeout, "--timeout");
   validate_shape(a, o);
   o.settings = resolve_settings(a.component_flags, std::getenv);
   o.output = a.output;

@@ -26,20 +26,20 @@ struct RunArgs {
   std::string mems = "host";
   std::string paths = "direct,staged";
   std::string minbytes = "8", maxbytes = "64M";
-  double stepfactor = 2;
+  std::string stepfactor = "2";  // the numbers as typed: read by options/numbers.h
   std::string iters = "auto", warmup = "auto";
-  double case_time = 1.0;
+  std::string case_time = "1";
   std::string budget;  // --budget DURATION; empty: none
   std::string datatypes = "float", ops = "sum";
   std::string check = "after";
   std::string references;  // empty: not given (mpi, and the copy rows device bw rows' verdicts need)
   std::string output, json;
   bool force = false;
-  double timeout = 60;
+  std::string timeout = "60";
   std::string pairs;
   std::string pattern = "pair";
   std::string max_rounds = "all";
-  int window = 64;
+  std::string window = "64";
   std::string slots = "auto";
   std::string chunk = "auto";
   FlagTexts component_flags;  // the components' flags given: flag -> text

@@ -29,15 +29,7 @@ GDR_REGISTER_OPTIONS(reg_live_options, declare_options<LiveSettings>(ComponentOp
     {{"--live-min-slowdown", "GDR_LIVE_MIN_SLOWDOWN",
       "live verdicts: a host link must be this much slower than its peers' median, percent (the "
       "threshold of suspects)", "7", "PCT"},
-     [](std::string_view t, LiveSettings& s) -> std::string {
-       std::string text(t);
-       char* end = nullptr;
-       const double v = std::strtod(text.c_str(), &end);
-       if (text.empty() || end != text.c_str() + text.size() || !(v > 0 && v <= 1000))
-         return "want a percentage above 0, at most 1000";
-       s.min_slowdown_pct = v;
-       return {};
-     }},
+     setting::number_above(&LiveSettings::min_slowdown_pct, 0, 1000, "percentage")},
 }));
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();

@@ -34,6 +34,7 @@ TEST(EnvVars, BadValuesOneLine) {
                       {"GDR_VERBS_RETRY_CNT", "8"}, {"GDR_VERBS_QP_TIMEOUT", "0"},
                       {"GDR_SELFTEST_FAIL_RANK", "-1"}, {"GDR_SELFTEST_CORRUPT", "yes"},
                       {"GDR_ANALYSIS_DIR", "/nonexistent-dir"}, {"GDR_PYTHON", "/nonexistent/python3"},
+                      {"GDR_PYTHON", "/"},  // a folder passes access(X_OK): exec failed with 127
                       {"GDR_STAGE_SLOTS", "99999999999999999999999"}}) {
     std::string why = env_value_problem(n, v);
     EXPECT_NE(why.find(n), std::string::npos) << n << "=" << v << ": " << why;

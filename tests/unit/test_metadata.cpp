@@ -64,3 +64,18 @@ TEST(Environment, BoundedAndCounted) {
   EXPECT_NE(c.left_out.find("90 over the first 512"), std::string::npos) << c.left_out;
   EXPECT_NE(c.left_out.find("1 value(s) cut"), std::string::npos) << c.left_out;
 }
+
+// docs/analysts/output.md: a long value is cut to its first 2,048 B and marked; one whose head
+// reads as a secret (a run of hex digits, 'A' included) is left out whole, and counted.
+TEST(Environment, LongValuesCutOrLeftOutAsDocumented) {
+  std::vector<std::string> vars = {"UCX_LONG=" + std::string(3000, 'x'), "GDR_HEX=" + std::string(3000, 'A')};
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  EnvCapture c = capture_environment(envp.data());
+  ASSERT_EQ(c.vars.size(), 1u);
+  EXPECT_EQ(c.vars[0].first, "UCX_LONG");
+  EXPECT_EQ(c.vars[0].second, std::string(kMaxEnvValue, 'x') + "...[952 bytes cut]");
+  EXPECT_NE(c.left_out.find("1 with a value like a secret"), std::string::npos) << c.left_out;
+  EXPECT_NE(c.left_out.find("1 value(s) cut to their first 2048 bytes"), std::string::npos) << c.left_out;
+}

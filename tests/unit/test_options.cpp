@@ -1,6 +1,8 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "src/core/errors.h"
+#include "options/numbers.h"
 #include "options/options.h"
 #include "parse_run_options.h"
 
@@ -67,4 +69,63 @@ TEST(Options, P2pNeedsTwoRanks) {
 TEST(SplitList, DropsEmptyAndDuplicates) {
   EXPECT_EQ(split_list("a,,b,a,"), (std::vector<std::string>{"a", "b"}));
   EXPECT_TRUE(split_list("").empty());
+}
+
+namespace {
+// The flags a rule's flag needs beside it to be read at all.
+std::vector<std::string> with(const NumberRule& r, const std::string& v) {
+  std::vector<std::string> argv = {"-t", "bw", "--pattern", "rounds"};
+  argv.push_back(fmt::format("{}={}", r.name, v));  // "=": -inf is a value, not a flag
+  return argv;
+}
+
+std::vector<std::string> bad_values(const NumberRule& r) {
+  std::vector<std::string> v = {"nan", "inf", "-inf", "abc", "1e400", " 5", "5x"};
+  v.push_back(fmt::format("{:.17g}", r.open_lo ? r.lo : r.lo - (r.whole ? 1 : 1e-3)));
+  v.push_back(fmt::format("{:.17g}", r.whole ? r.hi + 1 : r.hi * 1.001));
+  if (r.whole) v.insert(v.end(), {"1.5", "1e3", "99999999999999999999"});
+  return v;
+}
+}  // namespace
+
+// Every numeric flag of `run` reads through options/numbers.h: what is not a number of its
+// type, not finite, or just outside its range is one UsageError naming the flag, the value
+// and the range; both ends of the range pass.
+TEST(Options, NumbersRefused) {
+  ASSERT_GE(number_rules().size(), 9u);
+  for (const NumberRule& r : number_rules()) {
+    for (const std::string& v : bad_values(r)) {
+      try {
+        parse(with(r, v));
+        ADD_FAILURE() << r.name << " '" << v << "' was accepted";
+      } catch (const UsageError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(range_text(r)), std::string::npos) << what;
+        EXPECT_NE(what.find(std::string(r.name)), std::string::npos) << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      }
+    }
+    const double lo = r.open_lo ? r.lo + (r.whole ? 1 : 1e-3) : r.lo;
+    for (double v : {lo, r.hi}) EXPECT_NO_THROW(parse(with(r, fmt::format("{:.17g}", v)))) << r.name << " " << v;
+  }
+}
+
+// Host memory has one path: --path staged for it alone is refused, not dropped without a word.
+TEST(Options, PathStagedNeedsDeviceMemory) {
+  EXPECT_THROW(parse({"-m", "host", "--path", "staged"}), UsageError);
+  EXPECT_THROW(parse({"--path", "direct,staged,staged"}), UsageError);
+  EXPECT_NO_THROW(parse({"-m", "host", "--path", "direct"}));
+  EXPECT_NO_THROW(parse({"-m", "host"}));
+}
+
+// --reference none stands alone; in a list it is named, with the values allowed.
+TEST(Options, ReferenceNoneStandsAlone) {
+  EXPECT_NO_THROW(parse({"--reference", "none"}));
+  try {
+    parse({"--reference", "none,mpi"});
+    ADD_FAILURE() << "none,mpi accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("none stands alone"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("mpi"), std::string::npos) << e.what();
+  }
 }
