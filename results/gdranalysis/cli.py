@@ -52,6 +52,15 @@ def _untrusted(runs) -> list:
     return why
 
 
+def _some_cases(run):
+    """The run, unless it holds no case (a run stopped before its first): then one line, exit 2,
+    where a table of 0 cases, a page or an export would read as a result."""
+    r = getattr(run, "run", run)
+    if not r.cases:
+        raise InputError(f"{r.path}: the run holds no case (status '{r.status}'): nothing to analyse")
+    return run
+
+
 def _gate(prog, runs, code) -> int:
     """`code`, unless a run read is untrusted: then EXIT_UNTRUSTED, one line each."""
     why = _untrusted(runs)
@@ -82,7 +91,7 @@ def cmd_compare(a) -> int:
 def cmd_stragglers(a) -> int:
     from .schema import load_run, parse_case_spec
     from .stragglers import analyze, format_table
-    run = load_run(a.run)
+    run = _some_cases(load_run(a.run))
     rep = analyze(run, a.threshold, parse_case_spec(a.case) if a.case else None)
     if a.json:
         dump_json(rep.as_dict())
@@ -116,7 +125,7 @@ def cmd_report(a) -> int:
                          "or use gdrbench compare")
     inputs = (a.run, a.baseline)
     outputs.check(a.html, "--html", inputs, a.force)  # before the work, not after
-    run = load_run(a.run, summary=summary)
+    run = _some_cases(load_run(a.run, summary=summary))
     cmp = None
     if a.baseline:
         cmp = compare_runs(load_run(a.baseline), run, threshold_pct=a.threshold, seed=a.seed,
@@ -186,7 +195,7 @@ def cmd_export(a) -> int:
     from . import outputs
     if a.output:
         outputs.check(a.output, "-o", (a.run,), a.force)
-    text = openmetrics.render(load_run(a.run))
+    text = openmetrics.render(_some_cases(load_run(a.run)))
     if a.output:
         outputs.write(a.output, text, "-o", (a.run,), a.force)
     else:
