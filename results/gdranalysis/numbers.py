@@ -38,10 +38,15 @@ class Bound:
         """The range as the error line and the docs table write it."""
         if self.size:
             return f"a size from {_size_text(self.lo)} to {_size_text(self.hi)} (K, M, G: powers of 1024)"
-        lo, hi = f"{self.lo:g}", f"{self.hi:g}"
+        lo, hi = _plain(self.lo), _plain(self.hi)
         if self.kind is int:
             return f"a whole number from {int(self.lo) + self.open_lo} to {int(self.hi) - self.open_hi}"
         return f"a number {'above' if self.open_lo else 'from'} {lo}, {'below' if self.open_hi else 'at most'} {hi}"
+
+
+def _plain(v):
+    """1000000 written out (as the binary writes its ranges), 0.5 as 0.5."""
+    return f"{v:.0f}" if v == int(v) and abs(v) < 1e15 else f"{v:g}"
 
 
 def _size_text(n):
@@ -123,10 +128,10 @@ BOUNDS = {
     "noise-model iter_q": Bound(float, -100, 100, "log(time / median); 2 to 1000 quantiles a size"),
     "noise-model links": Bound(int, 0, 10**12, "residuals fitted"),
     # simulate table: the rows simulate fleet --out wrote
-    "fleet-row count": Bound(int, 0, 10**12, "hosts, gpus, trials, found, wrong_hosts, ..."),
-    "fleet-row seconds": Bound(float, 0, 10**12, "schedule_s_*"),
-    "fleet-row share": Bound(float, 0, 1, "alpha, the intervals' ends"),
-    "table rows": Bound(int, 1, 1_000_000, "rows of one table file"),
+    "fleet-rows count": Bound(int, 0, 10**12, "hosts, gpus, trials, found, wrong_hosts, ..."),
+    "fleet-rows seconds": Bound(float, 0, 10**12, "schedule_s_*"),
+    "fleet-rows share": Bound(float, 0, 1, "alpha, the intervals' ends"),
+    "fleet-rows lines": Bound(int, 1, 1_000_000, "rows of one table file"),
     # environment
     "GDR_READ_TIMEOUT": Bound(float, 1, DAY_S, "seconds one file's read may take before it counts as stuck"),
 }

@@ -290,17 +290,17 @@ def _checked_row(r, where):
     counts = CHECK_COUNTS if "hosts" not in r else ROW_COUNTS
     for k in counts:
         if k in r or k not in ("max_rounds", "bad"):
-            numbers.field(r, k, "fleet-row count", where)
+            numbers.field(r, k, "fleet-rows count", where)
     if "hosts" not in r:
         cis = ("ci",)
     else:
         for k in ("schedule_s_host_rounds", "schedule_s_rank_rounds"):
-            numbers.field(r, k, "fleet-row seconds", where)
-        numbers.field(r, "alpha", "fleet-row share", where)
+            numbers.field(r, k, "fleet-rows seconds", where)
+        numbers.field(r, "alpha", "fleet-rows share", where)
         if not isinstance(r.get("class"), str):
             raise InputError(f"{where}: class: want a fault class name")
         if r.get("found") is not None:
-            numbers.field(r, "found", "fleet-row count", where)
+            numbers.field(r, "found", "fleet-rows count", where)
         if r["hosts_judged"] < 1:
             raise InputError(f"{where}: hosts_judged 0: want a whole number from 1")
         cis = ("host_fp_ci",) + (("recall_ci",) if r.get("found") is not None else ())
@@ -309,7 +309,7 @@ def _checked_row(r, where):
         if not isinstance(ci, list) or len(ci) != 2:
             raise InputError(f"{where}: {k}: want [low, high]")
         for i, x in enumerate(ci):
-            numbers.check(x, "fleet-row share", source=f"{where}: {k}[{i}]")
+            numbers.check(x, "fleet-rows share", source=f"{where}: {k}[{i}]")
     return r
 
 
@@ -319,7 +319,7 @@ def cmd_table(a):
             raise ValueError(f"larger than {TABLE_MAX_BYTES} bytes")
         with open(a.rows, encoding="utf-8") as f:
             lines = [x for x in f if x.strip()]
-        numbers.check(len(lines), "table rows", source=f"{a.rows}: rows")
+        numbers.check(len(lines), "fleet-rows lines", source=f"{a.rows}: rows")
         rows = [_checked_row(json.loads(x), f"{a.rows}:{i + 1}") for i, x in enumerate(lines)]
     except (OSError, ValueError) as e:
         raise InputError(f"{a.rows}: not simulate fleet rows ({str(e)[:200]})") from None

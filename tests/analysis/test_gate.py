@@ -115,6 +115,21 @@ class OwnInput(TempDirCase):
         self.assertIn("$'it\\'s\\nnew.h5'", r.stdout)
         self.assertFalse(any(l.startswith("new.h5") for l in r.stdout.splitlines()), r.stdout)
 
+    def test_a_run_without_cases_says_so(self):
+        """A run that holds no case: one line naming it and exit 2, not a table of 0 cases, a page or
+        an empty export with exit 0."""
+        import h5py
+        empty = copy(self.a, self.p("empty.h5"))
+        with h5py.File(empty, "r+") as f:
+            del f["cases"]
+            f.create_group("cases")
+        for args in (("stragglers", empty), ("report", empty, "--html", self.p("e.html")),
+                     ("export", "--openmetrics", empty)):
+            r = analysis(*args)
+            one_line_exit_2(self, r, args[0])
+            self.assertIn("holds no case", r.stderr)
+        self.assertFalse(os.path.exists(self.p("e.html")))
+
     def test_read_timeout_checked(self):
         for v in ("abc", "nan", "-1", "0", "1e9"):
             r = analysis("stragglers", self.a, env_extra={"GDR_READ_TIMEOUT": v})

@@ -206,6 +206,19 @@ class Environment(unittest.TestCase):
         self.assertEqual(sorted(n for n in declared if n not in page), [])
 
 
+class NumberBounds(unittest.TestCase):
+    def test_the_table_is_the_code(self):
+        """docs/operators/numbers.md's table is, row for row, the binary's (gdrbench generate-docs
+        numbers) and then the analysis' (gdranalysis.numbers.markdown_rows): every bound documented."""
+        binary = subprocess.run([GDRBENCH, "generate-docs", "numbers"], text=True, stdout=subprocess.PIPE, check=True,
+                                timeout=60).stdout.splitlines()
+        sys.path.insert(0, os.path.join(REPO, "results"))
+        from gdranalysis import numbers  # noqa: E402
+        page = [line for line in read("docs/operators/numbers.md").splitlines() if line.startswith("| `")]
+        self.assertGreater(len(binary), 20)
+        self.assertEqual(page, binary + numbers.markdown_rows())
+
+
 class Readme(unittest.TestCase):
     def test_pypi_pins(self):
         """The README names every PyPI package the repository pins, with its version."""
