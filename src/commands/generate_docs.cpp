@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "options/env_vars.h"
 #include "options/numbers.h"
+#include "doctor/doctor.h"
 #include "memory/memory.h"
 #include "transports/transport.h"
 #include "commands/version.h"
@@ -190,10 +191,12 @@ void add_generate_docs_command(CLI::App& app, int& exit_code) {
       ->required()
       ->check(CLI::IsMember({"man", "bash-completion", "numbers"}));
   sub->callback([&app, &exit_code] {
-    if (what == "numbers")  // docs/operators/numbers.md's rows for the binary (tests/docs)
+    if (what == "numbers") {  // docs/operators/numbers.md's rows for the binary (tests/docs)
       for (const std::string& row : number_table_rows()) fmt::print("{}\n", row);
-    else
+      fmt::print("{}\n", number_row("doctor", doctor::kTimeoutRule));
+    } else {
       fmt::print("{}", what == "man" ? man_page(app) : bash_completion(app));
+    }
     exit_code = 0;
   });
 }

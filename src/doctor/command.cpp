@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 
+#include "core/numbers.h"
 #include "core/bootstrap.h"
 #include "doctor/doctor.h"
 #include "core/errors.h"
@@ -24,6 +25,10 @@
 #include <sys/stat.h>
 
 namespace gdr::doctor {
+
+const NumberRule kTimeoutRule{"--timeout", false, 0, kMaxTimeoutSeconds, true,
+                              "seconds to wait for the other ranks: a year at most, as run --timeout"};
+
 namespace {
 
 struct CommandOptions {
@@ -31,6 +36,7 @@ struct CommandOptions {
   bool local = false;
   bool force = false;
   std::string output;
+  std::string timeout_text = "300";  // as typed: read by kTimeoutRule
   double timeout = 300;
   Options probe;
 };
@@ -97,9 +103,8 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--counters", o->probe.counters_only,
                 "Read only the NICs' and ports' error counters (fast; validate reads them before and after its run)");
   sub->add_flag("--local", o->local, "Check this node only, without MPI, even under mpirun/srun");
-  sub->add_option("--timeout", o->timeout, "Seconds to wait for the other ranks under MPI")
-      ->capture_default_str()
-      ->check(CLI::PositiveNumber);
+  sub->add_option("--timeout", o->timeout_text, "Seconds to wait for the other ranks under MPI")
+      ->capture_default_str();
   // For tests and for reading a captured machine: not shown in --help.
   sub->add_option("--sysfs-root", o->probe.sys_root, "Read sysfs from here")->group("");
   sub->add_option("--procfs-root", o->probe.proc_root, "Read procfs from here")->group("");
@@ -109,6 +114,13 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
                 "Do not load NVML, CUDA, libibverbs, UCX or NCCL")
       ->group("");
   sub->callback([o, &exit_code] {
+    try {  // core/numbers.h: one line naming the flag, the value and the range
+      o->timeout = read_rule(o->timeout_text, kTimeoutRule);
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "gdrbench doctor: %s\n", e.what());
+      exit_code = kExitUsage;
+      return;
+    }
     // An unwritable -o is bad input: say so before probing anything.
     if (!o->output.empty()) {
       std::filesystem::path dir = std::filesystem::path(o->output).parent_path();

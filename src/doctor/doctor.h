@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/numbers.h"
+
 namespace CLI {
 class App;
 }
@@ -129,5 +131,7 @@ struct ReadinessRegistrar {
 // verdict's exit status. Under mpirun/srun it gathers one report per host to
 // rank 0, which prints.
 CLI::App* add_command(CLI::App& app, int& exit_code);
+// --timeout's type and range (core/numbers.h), for the docs table too.
+extern const NumberRule kTimeoutRule;
 
 }  // namespace gdr::doctor
