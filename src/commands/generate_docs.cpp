@@ -16,6 +16,7 @@
 #include "options/env_vars.h"
 #include "options/numbers.h"
 #include "doctor/doctor.h"
+#include "core/launcher.h"
 #include "memory/memory.h"
 #include "transports/transport.h"
 #include "commands/version.h"
@@ -194,6 +195,7 @@ void add_generate_docs_command(CLI::App& app, int& exit_code) {
     if (what == "numbers") {  // docs/operators/numbers.md's rows for the binary (tests/docs)
       for (const std::string& row : number_table_rows()) fmt::print("{}\n", row);
       fmt::print("{}\n", number_row("doctor", doctor::kTimeoutRule));
+      fmt::print("{}\n", number_row("launcher:", launcher::kNumberRule));
     } else {
       fmt::print("{}", what == "man" ? man_page(app) : bash_completion(app));
     }

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <initializer_list>
 
+#include "errors.h"
+#include "numbers.h"
+
 namespace gdr::launcher {
 
 inline const char* first_set(std::initializer_list<const char*> vars) {
@@ -15,22 +18,37 @@ inline const char* first_set(std::initializer_list<const char*> vars) {
   return nullptr;
 }
 
+// The launcher's numbers (ranks, counts) read by core/numbers.h's reader. A value that is
+// not one is taken as unset, not refused: they are read before MPI is up, by every rank at
+// once, and name no choice of the user's (docs/operators/numbers.md).
+inline constexpr NumberRule kNumberRule{"OMPI_COMM_WORLD_*, PMI*_RANK, SLURM_* ranks and counts", true, 0, 16777215,
+                                        false, "the launcher's; a value out of range is taken as unset"};
+
+inline int whole_or(const char* s, int fallback) {
+  if (!s) return fallback;
+  try {
+    return static_cast<int>(read_rule(s, kNumberRule));
+  } catch (const UsageError&) {
+    return fallback;
+  }
+}
+
 // This process's world rank; 0 when no launcher says.
 inline int rank() {
   const char* s = first_set({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"});
-  return s ? std::atoi(s) : 0;
+  return whole_or(s, 0);
 }
 
 // Its rank among the ranks of its node; 0 when no launcher says.
 inline int local_rank() {
   const char* s = first_set({"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID", "PMIX_LOCAL_RANK"});
-  return s ? std::atoi(s) : 0;
+  return whole_or(s, 0);
 }
 
 // Ranks on this node; 1 when no launcher says.
 inline int local_size() {
   const char* s = first_set({"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"});
-  return s ? std::atoi(s) : 1;
+  return whole_or(s, 1);
 }
 
 // Started by an MPI launcher (mpirun, a PMI): MPI_Init will find its job.
@@ -41,7 +59,7 @@ inline bool present() {
   if (by_mpi()) return true;
   const char* step = std::getenv("SLURM_STEP_ID");
   const char* ntasks = std::getenv("SLURM_NTASKS");
-  return step && ntasks && std::atoi(ntasks) > 1;
+  return step && whole_or(ntasks, 0) > 1;
 }
 
 }  // namespace gdr::launcher

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "src/core/errors.h"
+#include "core/launcher.h"
 #include "options/numbers.h"
 #include "options/options.h"
 #include "parse_run_options.h"
@@ -128,4 +129,13 @@ TEST(Options, ReferenceNoneStandsAlone) {
     EXPECT_NE(std::string(e.what()).find("none stands alone"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("mpi"), std::string::npos) << e.what();
   }
+}
+
+// The launcher's numbers read through the same reader; one that is not a whole number in range
+// is taken as unset (read before MPI is up, by every rank), never atoi's 0 or a negative rank.
+TEST(Options, LauncherNumbersOutOfRangeAreUnset) {
+  EXPECT_EQ(launcher::whole_or("7", 0), 7);
+  EXPECT_EQ(launcher::whole_or(nullptr, 1), 1);
+  for (const char* bad : {"-1", "1e3", "x", "", " 3", "99999999999", "16777216"})
+    EXPECT_EQ(launcher::whole_or(bad, 5), 5) << bad;
 }
