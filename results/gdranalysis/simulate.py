@@ -28,7 +28,6 @@ import numpy as np
 
 from . import numbers
 from .intervals import wilson
-from .schema import InputError
 from .sim_files import Fault, write_run
 from .sim_common import fit_files, load_model, parse_cells, parse_hosts
 from .sim_fleet import add_parser as add_fleet
