@@ -208,6 +208,27 @@ def _side_part(names, h, sides):
                 min(s[4] for s in sides), ev)
 
 
+def _bimodal(sizes, h, part, jd):
+    """A host named slow whose flows on its slow side(s) are slow in some steps and at its peers'
+    level in others (a fault that is on part of the time, in the steps that happened to carry
+    most of its flows on one side): `intermittent`, with the share of its steps slow."""
+    ex = []
+    for sz in sizes:
+        f = sz.fit
+        for side, who in (("send", sz.src), ("recv", sz.dst)):
+            if part.side in (SIDE[side], "both sides"):
+                sel = who == h
+                ex.append(f["resid"][sel] + f[side][h])
+    ex = np.concatenate(ex) if ex else np.zeros(0)
+    slow, fast = int((ex > jd.lr).sum()), int((ex < jd.lr / 2).sum())
+    if not ex.size or fast < 2 or fast < 0.2 * ex.size or slow < 0.2 * ex.size:
+        return part
+    r = float(np.exp(np.median(ex[ex > jd.lr])))
+    return dataclasses.replace(part, cls="intermittent", slower=r, outlier_in=slow, measured_in=int(ex.size),
+                               evidence=f"slow in {slow} of {ex.size} steps ({100 * slow / ex.size:.0f} %), {r:.2f}x "
+                               f"there, at its peers' level in {fast}")
+
+
 def _slow_flows(sizes, jd):
     """Per flow of every size: (size index, src, dst, slow?, ratio, z) as arrays."""
     cols = collections.defaultdict(list)
@@ -305,6 +326,8 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
     for sz in sizes:
         fit_size(sz, len(names))
     hosts = {names[h]: _side_part(names, h, s) for h, s in _host_sides(sizes, names, jd).items()}
+    for h in list(hosts):
+        hosts[h] = _bimodal(sizes, names.index(h), hosts[h], jd)
     fl = _slow_flows(sizes, jd) if sizes else None
     if fl is not None:
         hosts.update(_intermittent(fl, names, set(hosts), jd))

@@ -27,10 +27,12 @@ from . import schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
-from .validate_verdict import apply_retests, down_links, findings_of, format_table, host_verdicts, write_junit
+from .validate_verdict import (apply_retests, down_links, format_table, host_verdicts, model_findings, model_notes,
+                               write_junit)
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
+FULL_READ_BYTES = 256 << 20  # a run file up to this is read with its iterations
 
 
 def read_hostfile(path) -> list:
@@ -258,7 +260,9 @@ def _retest_rounds(a):
 def _judge(a, h5, ran_on, notes):
     from .schema import load_run
     from .suspects import analyze
-    run = load_run(h5, summary=True)  # the ranks' medians: what is judged, in O(cases x ranks)
+    # The iterations, for the model's tail (tails.py), where the file is small enough to hold;
+    # else the ranks' medians, in O(cases x ranks).
+    run = load_run(h5, summary=os.path.getsize(h5) > FULL_READ_BYTES)
     if not run.cases:
         return run, None
     # The ranks' hostnames may differ from the allocation's names (FQDN, an address): the
@@ -318,7 +322,8 @@ def validate(a) -> int:
            "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
                                                                   for f in findings],
            "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
-           "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
+           "suspects": rep.as_dict() if rep else None, "commands": rec.entries,
+           "model": rep.model.as_dict() if rep is not None and getattr(rep, "model", None) else None}
     _write_outputs(a, doc, verdicts, findings, notes, elapsed)
     return code
 
@@ -423,11 +428,18 @@ def _judge_runs(a, h5_used, ran_on, down, notes):
             notes += _rounds_run(run, a, len(ran_on))
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
-    findings = findings_of(rep, run) if rep else []
+    findings, model = [], None
+    if rep is not None:
+        from .factor_model import attribute
+        model = attribute(run, z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
+        findings = model_findings(model, rep, run)
+        notes += model_notes(model)
     if rep is not None and a.retest == "auto":
         findings, retest_notes = apply_retests(findings, rep.as_dict().get("retest"), run)
         notes += retest_notes
     findings += down
+    if rep is not None:
+        rep.model = model
     return run, rep, findings
 
 
