@@ -34,6 +34,7 @@ import dataclasses
 import numpy as np
 
 from .links import LINK_PATTERNS
+from .model_parts import SIDE, Part, binom_p
 from .robust import MAD_SD, MEDIAN_SE
 
 PRICE = 1.0          # the L1 price of a factor, in units of one flow's absolute residual
@@ -119,6 +120,10 @@ def fit_size(sz, H, price=PRICE):
         parts.append(x[at:at + n] - x[at + n:at + 2 * n])
         at += 2 * n
     step, send, recv = parts
+    # Slowdowns are positive: where most steps' factors are below zero, the steps at zero were
+    # the slow ones (a stall of half a size's steps), so the level is that of the fast ones.
+    shift = min(0.0, float(np.quantile(step[np.bincount(sz.step, minlength=K) > 0], 0.25))) if K else 0.0
+    x[0], step = x[0] + shift, step - shift
     fitted = x[0] + step[sz.step] + send[sz.src] + recv[sz.dst]
     resid = sz.med - fitted
     floor = float(np.nanmedian(sz.se)) if np.isfinite(sz.se).any() else 0.0
@@ -126,26 +131,6 @@ def fit_size(sz, H, price=PRICE):
     sz.fit = {"base": float(x[0]), "step": step, "send": send, "recv": recv, "fitted": fitted,
               "resid": resid, "sigma": sigma}
     return sz.fit
-
-
-def _binom_p(k, m, p0):
-    from scipy.stats import binom
-    return float(binom.sf(k - 1, m, p0)) if k >= 2 and m > 0 else 1.0
-
-
-@dataclasses.dataclass
-class Part:
-    """A part the model names: a host's side, a link direction, or a step."""
-    kind: str              # host, link, step
-    cls: str               # slow, intermittent, lossy tail, step-wide
-    side: str              # host: "send side", "receive side", "both sides"; link: "A->B"
-    hosts: tuple           # host: (h,); link: (from, to); step: ()
-    slower: float          # times slower (median over its outlier comparisons)
-    outlier_in: int
-    measured_in: int
-    max_z: float
-    p_value: float
-    evidence: str
 
 
 class Judge:
@@ -157,7 +142,7 @@ class Judge:
         return (d / scale > self.z) & (d > self.lr)
 
     def named(self, k, m):
-        p = _binom_p(k, m, self.p0)
+        p = binom_p(k, m, self.p0)
         return p < self.alpha, p
 
 
@@ -195,7 +180,6 @@ def _host_sides(sizes, names, jd):
     return found
 
 
-SIDE = {"send": "send side", "recv": "receive side"}
 
 
 def _side_part(names, h, sides):
@@ -245,32 +229,48 @@ def _slow_flows(sizes, jd):
 
 
 def _intermittent(fl, names, named, jd):
-    """Hosts whose flows are slow in more steps than chance allows, its partner of most slow
-    flows left out; each with its side (the sides whose own counts are beyond chance)."""
+    """Hosts whose flows are slow in more steps than chance allows, named one at a time, the
+    strongest first, each one's flows then explained (so the partner of an intermittent host is
+    judged without them). A host qualifies when its slow flows without its partner of most slow
+    flows are beyond chance, or when all of them are and two or more of those are with other
+    partners (the two ends of a slow link have slow flows with each other only)."""
+    H = len(names)
+    partner_of = {h: np.where(fl["src"] == h, fl["dst"], fl["src"]) for h in range(H)}
+    touches = {h: (fl["src"] == h) | (fl["dst"] == h) for h in range(H)}
+    spread = {h: MAD_SD * float(np.median(np.abs(np.log(fl["ratio"][touches[h]])))) for h in range(H) if touches[h].any()}
+    live = ~np.zeros(fl["slow"].size, bool)
+    for h in named:
+        live &= ~touches[names.index(h)]
     found = {}
-    spread_all = {}
-    for h in range(len(names)):
-        mine = (fl["src"] == h) | (fl["dst"] == h)
-        partner = np.where(fl["src"] == h, fl["dst"], fl["src"])
-        spread_all[h] = MAD_SD * float(np.median(np.abs(np.log(fl["ratio"][mine])))) if mine.any() else 0.0
-        if h in named or not mine.any():
-            continue
-        slow_by = np.bincount(partner[mine & fl["slow"]], minlength=len(names))
-        keep = mine & (partner != int(np.argmax(slow_by)))
-        k, m = int((keep & fl["slow"]).sum()), int(keep.sum())
-        ok, p = jd.named(k, m)
-        if not ok:
-            continue
+    while True:
+        best = None
+        for h in range(H):
+            if names[h] in named or names[h] in found:
+                continue
+            mine = touches[h] & live
+            slow_by = np.bincount(partner_of[h][mine & fl["slow"]], minlength=H)
+            keep = mine & (partner_of[h] != int(np.argmax(slow_by)))
+            k_all, m_all = int((mine & fl["slow"]).sum()), int(mine.sum())
+            k, m = int((keep & fl["slow"]).sum()), int(keep.sum())
+            ok, p = jd.named(k, m)
+            if not ok and k >= 2:
+                ok, p = jd.named(k_all, m_all)
+            if ok and (best is None or (k, k_all) > best[1]):
+                best = (h, (k, k_all), p, mine)
+        if best is None:
+            break
+        h, _, p, mine = best
+        sel = mine & fl["slow"]
         sides = [s for s, who in (("send", fl["src"]), ("recv", fl["dst"]))
-                 if jd.named(int((keep & fl["slow"] & (who == h)).sum()), int((keep & (who == h)).sum()))[0]]
+                 if jd.named(int((sel & (who == h)).sum()), int((mine & (who == h)).sum()))[0]]
         word = "both sides" if len(sides) != 1 else SIDE[sides[0]]
-        sel = keep & fl["slow"]
-        found[h] = (word, k, m, p, float(np.median(fl["ratio"][sel])), float(fl["z"][sel].max()))
-    peers = np.median(list(spread_all.values())) if spread_all else 0.0
-    return {names[h]: Part("host", "intermittent", w, (names[h],), r, k, m, z, p,
-                           f"slow in {k} of {m} steps ({100 * k / m:.0f} %), {r:.2f}x there; spread of its times "
-                           f"{100 * spread_all[h]:.1f} % against {100 * peers:.1f} % its peers'")
-            for h, (w, k, m, p, r, z) in found.items()}
+        k, m, r = int(sel.sum()), int(mine.sum()), float(np.median(fl["ratio"][sel]))
+        peers = np.median([v for o, v in spread.items() if o != h]) if len(spread) > 1 else 0.0
+        found[names[h]] = Part("host", "intermittent", word, (names[h],), r, k, m, float(fl["z"][sel].max()), p,
+                               f"slow in {k} of {m} steps ({100 * k / m:.0f} %), {r:.2f}x there; spread of its "
+                               f"times {100 * spread[h]:.1f} % against {100 * peers:.1f} % its peers'")
+        live &= ~mine
+    return found
 
 
 def _links(fl, names, named, jd):

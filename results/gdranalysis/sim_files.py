@@ -37,9 +37,9 @@ class Fault:
     cls: str            # healthy, link, nic-egress, nic-ingress, nic-both, rank, down
     pct: float = 0.0
     target: tuple = ()  # host names (link: two; nic/down: one); rank: (host, local rank)
-    period: int = 0     # flap: cases a cycle
+    period: float = 0.0  # flap: cases a cycle (a time, not a count: it need not fit the schedule)
     duty: float = 0.0   # flap: the share of a cycle it is on
-    phase: int = 0      # flap: the case its first on-time starts at
+    phase: float = 0.0  # flap: when (in cases) its first on-time starts
     steps: tuple = ()   # stall: the cases (in the order run) slowed as a whole
 
     def case_log(self, hosts, ranks_per_host, k, src, dst):

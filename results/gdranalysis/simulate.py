@@ -15,7 +15,7 @@ machine cannot hold, from a noise model fitted to real runs.
 
 Cells: healthy; link:PCT; nic-egress|nic-ingress|nic-both:PCT; rank:PCT (one
 rank's links both ways: a slow GPU, PCIe or CPU); down; flap:PCT (a host PCT %
-slower both ways for 30-50 % of the time, 2-8 cases a cycle, phase drawn);
+slower both ways for 30-50 % of the time, 2.5-8.5 cases a cycle, phase drawn);
 tail:PCT (PCT % of a host's transfers 1.5-9x: a lossy port); stall:PCT (1-4
 consecutive cases, every link PCT % slower: nobody's fault). Everything a
 fault needs beyond its class and severity is drawn from --seed.
@@ -51,8 +51,9 @@ def pick(cls, pct, hosts, rpg, rng):
         return Fault(cls, pct, (), steps=tuple(range(start, start + n)))
     h = hosts[int(rng.integers(1, len(hosts)))]
     if cls == "flap":
-        period = int(rng.integers(2, 9))
-        return Fault(cls, pct, (h,), period=period, duty=float(rng.uniform(0.3, 0.5)), phase=int(rng.integers(period)))
+        period = float(rng.uniform(2.5, 8.5))
+        return Fault(cls, pct, (h,), period=period, duty=float(rng.uniform(0.3, 0.5)),
+                     phase=float(rng.uniform(0, period)))
     if cls == "rank":
         return Fault(cls, pct, (h, int(rng.integers(0, rpg))))
     return Fault(cls, pct, (h,))

@@ -6,30 +6,39 @@ expects of that flow, less the step's common slowdown in that iteration (the med
 the step's flows of their iteration, or the lower of two): a stall of the whole step is
 nobody's tail. Per host (as a sender, as a receiver, both) and per link direction:
 p90 and p99 of those ratios, the mean, and the share of iterations over K_TAIL x. A host's
-share is counted without its partner of the largest share (a healthy host's only slow
-partner is the lossy one) and judged against its peers' as medians are: named `lossy tail`
-when its count of slow iterations has P < alpha under the binomial at the peers' median
-share (at least TAIL_FLOOR) and its share is at least TAIL_FOLD times that.
+share is judged against its peers' (each without its flows with that host) as medians are:
+named `lossy tail` when its count of iterations over K_TAIL x has P < TAIL_ALPHA x alpha under the binomial
+at the peers' mean share (at least
+TAIL_FLOOR) and its share is at least TAIL_FOLD times that. Hosts are named one at a time, the
+most certain first, and a named host's flows are then left out of the others' counts: a
+healthy host whose only slow partner is the lossy one is not named for it.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+from .model_parts import SIDE, Part, binom_p
 
 K_TAIL = 1.5         # an iteration this many times what the model expects is in the tail
 TAIL_FLOOR = 0.005   # the healthy share assumed at the least (a host's peers may show none)
 TAIL_FOLD = 3.0      # and a named host's share is at least this many times the peers'
+TAIL_ALPHA = 0.1     # x the model's alpha: a host's iterations are many, tested once per side and host
 
 
 def _common(u, step):
     """[F, I] each step's common part per iteration: the median over its flows (the lower of two)."""
     c = np.zeros_like(u)
-    for k in np.unique(step):
-        sel = step == k
-        if sel.sum() >= 3:
-            c[sel] = np.nanmedian(u[sel], axis=0)
-        elif sel.sum() == 2:
-            c[sel] = np.nanmin(u[sel], axis=0)
+    with warnings.catch_warnings():   # an iteration no flow of the step ran: no common part
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for k in np.unique(step):
+            sel = step == k
+            if sel.sum() >= 3:
+                c[sel] = np.nanmedian(u[sel], axis=0)
+            elif sel.sum() == 2:
+                c[sel] = np.nanmin(u[sel], axis=0)
     return np.where(np.isfinite(c), c, 0.0)
 
 
@@ -64,23 +73,39 @@ def _pool(rows, sel):
     return np.concatenate([rows[i] for i in idx]) if idx.size else np.zeros(0)
 
 
-def _host_side(rows, src, dst, h, side):
-    """The host's stats on one side (or both), its partner of the largest share left out."""
+def _host_side(rows, src, dst, h, side, live):
+    """The host's stats on one side (or both) over the flows still `live`."""
     mine = (src == h) if side == "send" else (dst == h) if side == "recv" else ((src == h) | (dst == h))
-    partner = np.where(src == h, dst, src)
-    shares = {}
-    for p in np.unique(partner[mine]):
-        s = _stats(_pool(rows, mine & (partner == p)))
-        if s:
-            shares[int(p)] = s["share_over"]
-    if len(shares) >= 2:
-        mine = mine & (partner != max(shares, key=shares.get))
-    return _stats(_pool(rows, mine))
+    return _stats(_pool(rows, mine & live))
+
+
+def _judge(rows, src, dst, H, jd, live, done):
+    """The unnamed host whose tail is most beyond its peers' (module doc), or None:
+    (host, stats, p, p_ref, sides)."""
+    both = {h: _host_side(rows, src, dst, h, "both", live) for h in range(H) if h not in done}
+    best = None
+    for h, me in both.items():
+        # the peers' shares without their flows with h: what they show of their own
+        apart = live & (src != h) & (dst != h)
+        peers = [st["share_over"] for o in both if o != h and (st := _host_side(rows, src, dst, o, "both", apart))]
+        if not me or not peers:
+            continue
+        p_ref = max(float(np.mean(peers)), TAIL_FLOOR)
+        p = binom_p(me["over"], me["iterations"], p_ref)
+        if p < TAIL_ALPHA * jd.alpha and me["share_over"] >= TAIL_FOLD * p_ref and (best is None or p < best[2]):
+            sides = []
+            for side in ("send", "recv"):
+                st = _host_side(rows, src, dst, h, side, live)
+                if st and binom_p(st["over"], st["iterations"], p_ref) < TAIL_ALPHA * jd.alpha:
+                    sides.append(side)
+            best = (h, me, p, p_ref, sides)
+    return best
 
 
 def analyze(sizes, names, jd):
-    """{"hosts": {h: {side: stats}}, "links": {"a->b": stats}, "named": {h: factor_model.Part}}."""
-    from .factor_model import SIDE, Part, _binom_p
+    """{"hosts": {h: {side: stats}}, "links": {"a->b": stats}, "named": {h: factor_model.Part}}:
+    hosts named one at a time, the most certain first, each one's flows then left out of the
+    others' (the healthy partner of a lossy host is judged without it)."""
     src, dst, rows = _ratios(sizes)
     out = {"k": K_TAIL, "hosts": {}, "links": {}, "named": {}}
     if not rows:
@@ -91,28 +116,20 @@ def analyze(sizes, names, jd):
             s = _stats(_pool(rows, (src == a) & (dst == b))) if a != b else None
             if s:
                 out["links"][f"{names[a]}->{names[b]}"] = s
-    per = {h: {side: _host_side(rows, src, dst, h, side) for side in ("send", "recv", "both")} for h in range(H)}
+    everything = np.ones(src.size, bool)
     for h in range(H):
-        out["hosts"][names[h]] = {side: st for side, st in per[h].items() if st}
-    for h in range(H):
-        judged = {}
-        for side in ("send", "recv", "both"):
-            me = per[h][side]
-            peers = [per[o][side]["share_over"] for o in range(H) if o != h and per[o][side]]
-            if not me or not peers:
-                continue
-            p_ref = max(float(np.median(peers)), TAIL_FLOOR)
-            p = _binom_p(me["over"], me["iterations"], p_ref)
-            if p < jd.alpha and me["share_over"] >= TAIL_FOLD * p_ref:
-                judged[side] = (me, p, p_ref)
-        if "both" not in judged and not ({"send", "recv"} & set(judged)):
-            continue
-        sides = [s for s in ("send", "recv") if s in judged]
+        out["hosts"][names[h]] = {side: st for side in ("send", "recv", "both")
+                                  if (st := _host_side(rows, src, dst, h, side, everything))}
+    live, done = everything.copy(), set()
+    while (best := _judge(rows, src, dst, H, jd, live, done)) is not None:
+        h, me, p, p_ref, sides = best
         word = SIDE[sides[0]] if len(sides) == 1 else "both sides"
-        me, p, p_ref = judged.get("both") or judged[sides[0]]
-        mean_peers = float(np.median([per[o]["both"]["mean"] for o in range(H) if o != h and per[o]["both"]]))
+        means = [st["both"]["mean"] for o, st in out["hosts"].items() if o != names[h] and "both" in st]
         out["named"][names[h]] = Part(
             "host", "lossy tail", word, (names[h],), me["mean"], me["over"], me["iterations"],
             float("nan"), p, f"{100 * me['share_over']:.1f} % of its transfers over {K_TAIL:g}x (peers "
-            f"{100 * p_ref:.1f} %), p99 {me['p99']:.2f}x, mean {me['mean']:.2f}x against {mean_peers:.2f}x its peers'")
+            f"{100 * p_ref:.1f} %), p99 {me['p99']:.2f}x, mean {me['mean']:.2f}x against "
+            f"{float(np.median(means)) if means else float('nan'):.2f}x its peers'")
+        done.add(h)
+        live &= ~((src == h) | (dst == h))
     return out

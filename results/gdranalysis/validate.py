@@ -27,8 +27,7 @@ from . import schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
-from .validate_verdict import (apply_retests, down_links, format_table, host_verdicts, model_findings, model_notes,
-                               write_junit)
+from .validate_verdict import apply_retests, down_links, format_table, host_verdicts, model_verdict, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
@@ -260,8 +259,7 @@ def _retest_rounds(a):
 def _judge(a, h5, ran_on, notes):
     from .schema import load_run
     from .suspects import analyze
-    # The iterations, for the model's tail (tails.py), where the file is small enough to hold;
-    # else the ranks' medians, in O(cases x ranks).
+    # With its iterations (the model's tail) where small enough, else the ranks' medians.
     run = load_run(h5, summary=os.path.getsize(h5) > FULL_READ_BYTES)
     if not run.cases:
         return run, None
@@ -430,10 +428,8 @@ def _judge_runs(a, h5_used, ran_on, down, notes):
             notes.append(f"{h5_used}: not judged ({e})")
     findings, model = [], None
     if rep is not None:
-        from .factor_model import attribute
-        model = attribute(run, z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
-        findings = model_findings(model, rep, run)
-        notes += model_notes(model)
+        model, findings, more = model_verdict(run, rep, a.z, a.min_slowdown, a.p0)
+        notes += more
     if rep is not None and a.retest == "auto":
         findings, retest_notes = apply_retests(findings, rep.as_dict().get("retest"), run)
         notes += retest_notes

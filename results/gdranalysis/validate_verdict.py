@@ -127,6 +127,13 @@ def model_findings(att, rep, run) -> list:
     return found
 
 
+def model_verdict(run, rep, z, min_slowdown_pct, p0):
+    """(the model's attribution, its findings, its notes) of a judged run."""
+    from .factor_model import attribute
+    att = attribute(run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0)
+    return att, model_findings(att, rep, run), model_notes(att)
+
+
 def model_notes(att) -> list:
     """The step-wide slowdowns, which blame nobody."""
     if not att.steps:
