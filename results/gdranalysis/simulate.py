@@ -7,8 +7,8 @@ machine cannot hold, from a noise model fitted to real runs.
   simulate trials --noise MODEL.json|--noise-from FILE... --hosts 4,8 \\
       --cells healthy,link:10,nic-both:25 --trials 20 --out RATES.jsonl
       write the files N simulated hosts would write (sim_files.py), judge
-      each with the code validate judges with (suspects.analyze,
-      validate_verdict), and give recall and the host false-positive rate
+      each with the code validate judges with (suspects.analyze, the factor
+      model and validate_verdict), and give recall and the host false-positive rate
       per cell with Wilson 95 % intervals, as jobs/cluster/measure_validate.py
       does for the emulated cluster
   simulate fleet ...   (sim_fleet.py) the same at 64-4,096 hosts
