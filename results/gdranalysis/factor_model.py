@@ -6,7 +6,7 @@ every step k (one case) has a median log time y[f] over its iterations. It is ex
     y[f] = base + step[k] + send[host of the sender] + recv[host of the receiver] + e[f]
 
 fitted by least absolute deviations with an L1 price on every factor (a linear program,
-scipy's HiGHS): the fit takes a factor only when it explains more flows than it costs, so
+scipy's HiGHS; a host's side can only be slower, a step either way): the fit takes a factor only when it explains more flows than it costs, so
 one slow flow stays in its residual e (it is not a step's or a host's), a step whose flows
 all slowed is that step's (step-wide: it blames no host and no link), and a host whose
 flows all slowed is that host's side, not its partners'. A link is what is left: a host
@@ -108,7 +108,10 @@ def fit_size(sz, H, price=PRICE):
     A = hstack([base] + [m for b in fac for m in (b, -b)] + [eye, -eye]).tocsc()
     nf = 2 * (K + 2 * H)
     cost = np.concatenate([[0.0], np.full(nf, price), np.ones(2 * F)])
-    bounds = [(None, None)] + [(0, None)] * (nf + 2 * F)
+    # [step+, step-] free in sign; a host's side [+, -] only slower (a host faster than its
+    # peers would buy back a slow link's flows from its other partners' factors at 4 hosts)
+    bounds = ([(None, None)] + [(0, None)] * (2 * K) + ([(0, None)] * H + [(0, 0)] * H) * 2
+              + [(0, None)] * (2 * F))
     res = linprog(cost, A_eq=A, b_eq=sz.med, bounds=bounds, method="highs")
     if res.status != 0:
         x = np.zeros(1 + nf + 2 * F)
