@@ -90,6 +90,7 @@ down() {
   local h
   # A Slurm started on the cluster (slurm.sh): its munged runs outside the hosts, so stop it by pid.
   [ -d "$dir/slurm" ] && { "$(dirname "$0")/slurm.sh" stop || true; }
+  "$(dirname "$0")/fault.sh" clear-jobs 2>/dev/null || true   # flap and stall loops
   reap
   for ns in $(ip netns list | awk '{print $1}' | grep -E "^gdrc-$name[0-9]+$" || true); do
     ip netns del "$ns" 2>/dev/null || true

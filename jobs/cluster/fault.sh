@@ -11,9 +11,30 @@
 #                                               cpu.cfs_quota_us), period 40 ms; run it after the ranks start
 #   fault.sh down HOST                          the host's NIC goes down (a host dropping out)
 #   fault.sh freeze HOST                        every process of HOST stopped (SIGSTOP; a hung host)
-#   fault.sh clear [HOST]                       undo every fault (of HOST): rates, links, cgroups, SIGCONT
+#   fault.sh flap HOST PCT PERIOD_S DUTY_PCT DURATION_S [egress|ingress|both]
+#                                               the host's NIC (default both ways) alternates: PCT % slower
+#                                               for DUTY_PCT % of every PERIOD_S, its own rate for the rest;
+#                                               a background job that ends by itself after DURATION_S (then
+#                                               the rate is back); prints its pid file; clear stops it
+#   fault.sh loss HOST PCT [egress|ingress|both] PCT % of the host's packets dropped (default both ways):
+#                                               nftables in its namespace, `numgen random mod 10000 < PCT*100`
+#                                               (no netem nor act_gact in this kernel); counted by the rules
+#   fault.sh counters HOST                      what the loss rules dropped and passed, each direction
+#   fault.sh stall PCT ONSET_S DURATION_S       machine-wide: every host's NIC, both ways, PCT % slower from
+#                                               ONSET_S (seconds from now) for DURATION_S, then back to the
+#                                               rate each had; a background job; prints its pid file
+#   fault.sh mtu HOST BYTES                     the host's NIC MTU set to BYTES (68-65535; its peers keep
+#                                               1500): a host configured unlike its peers
+#   fault.sh at ONSET_S COMMAND ARGS...         run `fault.sh COMMAND ARGS...` ONSET_S seconds from now (a
+#                                               fault with an onset, or `clear HOST` to end one); a background
+#                                               job; prints its pid file; clear stops it before it fires
+#   fault.sh clear [HOST]                       undo every fault (of HOST): background jobs (flap, and
+#                                               stall for the whole cluster) stopped, rates, links, loss
+#                                               rules, cgroups, SIGCONT, MTU 1500
+#   fault.sh clear-jobs                         stop the background jobs only (cluster.sh down runs it)
 #   fault.sh clear-cgroups                      remove the cgroups fault.sh made
-# GDR_CLUSTER names the cluster as for cluster.sh.
+# GDR_CLUSTER names the cluster as for cluster.sh. Background jobs: $dir/jobs/<what>.pid and .log
+# (one line per change of rate, with the time), each in its own process group; at most 3600 s.
 set -euo pipefail
 name=${GDR_CLUSTER:-gc}
 dir=/run/gdrcluster/$name
@@ -99,8 +120,141 @@ clear_host() {
   ns_tc "$h" filter del dev eth0 parent 1: 2>/dev/null || true
   for c in $(ns_tc "$h" class show dev eth0 | awk '$3 ~ /^1:2/ {print $3}'); do ns_tc "$h" class del dev eth0 classid "$c"; done
   ip netns exec "gdrc-$h" ip link set eth0 up
+  ip netns exec "gdrc-$h" ip link set eth0 mtu 1500
   ip netns exec "gdrc-$h" ip route flush type blackhole 2>/dev/null || true
+  ip netns exec "gdrc-$h" nft delete table inet gdrfault 2>/dev/null || true
   for p in $(ip netns pids "gdrc-$h"); do kill -CONT "$p" 2>/dev/null || true; done
+}
+
+secs_ok() { [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v v="$1" -v lo="$2" 'BEGIN { exit !(v >= lo && v <= 3600) }' ||
+            die "'$1': seconds, $2-3600"; }
+rate_of() {  # HOST egress|ingress: the rate class 1:10 has now, as tc prints it (e.g. 16666Kbit)
+  if [ "$2" = egress ]; then ns_tc "$1" class show dev eth0 classid 1:10
+  else tc class show dev "${name}v$(idx "$1")" classid 1:10; fi | awk '{ for (i = 1; i < NF; i++) if ($i == "rate") { print $(i + 1); exit } }'
+}
+kbit_of() {  # a tc rate (20Mbit, 16666Kbit, 2000000bit) in kbit
+  awk -v r="$1" 'BEGIN { n = r + 0; u = tolower(substr(r, length(n "") + 1));
+    f = (u == "gbit") ? 1e6 : (u == "mbit") ? 1e3 : (u == "kbit") ? 1 : 1e-3; printf "%.0f", n * f }'
+}
+slower_than() { awk -v k="$(kbit_of "$1")" -v p="$2" 'BEGIN { printf "%.0fkbit", k / (1 + p / 100) }'; }
+dirs_of() { case $1 in egress|ingress) echo "$1" ;; both) echo "egress ingress" ;;
+              *) die "direction '$1': egress, ingress or both" ;; esac; }
+jobs_dir() { mkdir -p "$dir/jobs"; echo "$dir/jobs"; }
+now() { date +%s.%N; }
+log_line() { printf '%s %s\n' "$(now)" "$*"; }
+nap() { sleep "$1" & wait $!; }   # a sleep that a TERM interrupts (the trap runs at once)
+nap_until() { local s; s=$(awk -v t="$1" -v n="$(now)" 'BEGIN { printf "%.3f", (t > n) ? t - n : 0 }'); nap "$s"; }
+
+job_alive() {  # PID: a live (not zombie) process running this script's loop, i.e. ours
+  [ -r "/proc/$1/stat" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] &&
+    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q "fault.sh _"
+}
+
+start_job() {  # NAME CMD...: CMD in a session of its own (so clear ends it with its sleeps), pid file
+  local jd; jd=$(jobs_dir)
+  [ -e "$jd/$1.pid" ] && job_alive "$(cat "$jd/$1.pid")" && die "$1 already runs (fault.sh clear first)"
+  setsid "${@:2}" < /dev/null >> "$jd/$1.log" 2>&1 &
+  echo $! > "$jd/$1.pid"
+  echo "$jd/$1.pid"
+}
+
+flap() {
+  local h=$1 p=$2 period=$3 duty=$4 dur=$5 dirn=${6:-both}
+  host_ok "$h"; pct_ok "$p"; secs_ok "$period" 0.2; secs_ok "$dur" 0.2; dirs_of "$dirn" > /dev/null
+  [[ $duty =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v d="$duty" 'BEGIN { exit !(d > 0 && d < 100) }' ||
+    die "flap: DUTY_PCT '$duty': the share of each period the NIC is slow, above 0 and below 100"
+  local pf; pf=$(start_job "flap-$h" "$0" _flap "$h" "$p" "$period" "$duty" "$dur" "$dirn")
+  echo "fault.sh: $h NIC $dirn flapping: $p% slower for $duty% of every ${period}s, for ${dur}s; pid file $pf"
+}
+
+flap_loop() {  # the background job of flap: bounded by cycles and by the clock, phases on the clock
+  local h=$1 p=$2 period=$3 duty=$4 dur=$5 d n i t0 end
+  local -A base
+  for d in $(dirs_of "$6"); do base[$d]=$(rate_of "$h" "$d"); done
+  n=$(awk -v a="$dur" -v t="$period" 'BEGIN { n = a / t; printf "%d", (n == int(n)) ? n : int(n) + 1 }')
+  t0=$(now); end=$(awk -v t="$t0" -v a="$dur" 'BEGIN { printf "%.3f", t + a }')
+  at() {  # the end of cycle $1's slow phase (F=duty) or of the whole cycle (F=100), at most the end
+    awk -v t0="$t0" -v t="$period" -v i="$1" -v f="$2" -v e="$end" \
+      'BEGIN { v = t0 + t * (i + f / 100); printf "%.3f", (v < e) ? v : e }'; }
+  restore() { for d in "${!base[@]}"; do set_rate "$h" "$d" "${base[$d]}"; done; log_line "full $h (end)"; }
+  trap 'restore; exit 0' TERM INT
+  for ((i = 0; i < n; i++)); do
+    awk -v t="$(now)" -v e="$end" 'BEGIN { exit !(t < e) }' || break
+    for d in "${!base[@]}"; do set_rate "$h" "$d" "$(slower_than "${base[$d]}" "$p")"; done
+    log_line "slow $h"; nap_until "$(at "$i" "$duty")"
+    for d in "${!base[@]}"; do set_rate "$h" "$d" "${base[$d]}"; done
+    log_line "full $h"; nap_until "$(at "$i" 100)"
+  done
+  trap - TERM INT
+  log_line "done $h"
+}
+
+loss() {
+  local h=$1 p=$2 dirn=${3:-both} n d
+  host_ok "$h"; pct_ok "$p"; dirs_of "$dirn" > /dev/null
+  n=$(awk -v p="$p" 'BEGIN { n = int(p * 100 + 0.5); print (n > 10000 ? -1 : n) }')
+  [ "$n" -ge 0 ] || die "loss: PCT '$p' above 100"
+  ip netns exec "gdrc-$h" nft add table inet gdrfault
+  for d in $(dirs_of "$dirn"); do
+    local hook=output io=oifname; [ "$d" = ingress ] && { hook=input; io=iifname; }
+    ip netns exec "gdrc-$h" nft add chain inet gdrfault "$d" "{ type filter hook $hook priority 0; policy accept; }"
+    ip netns exec "gdrc-$h" nft flush chain inet gdrfault "$d"
+    ip netns exec "gdrc-$h" nft add rule inet gdrfault "$d" $io eth0 numgen random mod 10000 '<' "$n" counter drop
+    ip netns exec "gdrc-$h" nft add rule inet gdrfault "$d" $io eth0 counter
+  done
+  echo "fault.sh: $h drops $p% of its packets, $dirn ($n in 10000, nftables table inet gdrfault)"
+}
+
+counters() {  # egress|ingress dropped passed, from the loss rules' counters
+  local h=$1 d out=""
+  host_ok "$h"
+  for d in egress ingress; do
+    out+=$(ip netns exec "gdrc-$h" nft list chain inet gdrfault "$d" 2>/dev/null | awk -v d="$d" -v h="$h" '
+      /counter/ { for (i = 1; i < NF; i++) if ($i == "packets") v = $(i + 1); if (/drop/) dr = v; else ps = v }
+      END { if (dr != "") printf "%s %s dropped %d passed %d (%.3f %%)\n", h, d, dr, ps, 100 * dr / ((dr + ps) ? dr + ps : 1) }' || true)
+    out+=$'\n'
+  done
+  out=$(printf '%s' "$out" | sed '/^$/d')
+  echo "${out:-$h: no loss rules}"
+}
+
+stall() {
+  local p=$1 onset=$2 dur=$3
+  pct_ok "$p"; secs_ok "$onset" 0; secs_ok "$dur" 0.2
+  local pf; pf=$(start_job stall "$0" _stall "$p" "$onset" "$dur")
+  echo "fault.sh: every host's NIC, both ways, $p% slower from ${onset}s to $(awk -v a="$onset" -v b="$dur" 'BEGIN { print a + b }')s; pid file $pf"
+}
+
+stall_loop() {
+  local p=$1 onset=$2 dur=$3 h d
+  local -A base
+  trap 'exit 0' TERM INT
+  log_line "stall $p% in ${onset}s"; nap "$onset"
+  while read -r h; do for d in egress ingress; do base[$h.$d]=$(rate_of "$h" "$d"); done; done < "$dir/hosts"
+  restore() { local k; for k in "${!base[@]}"; do set_rate "${k%.*}" "${k##*.}" "${base[$k]}" || true; done; log_line "full (end)"; }
+  trap 'restore; exit 0' TERM INT
+  for k in "${!base[@]}"; do set_rate "${k%.*}" "${k##*.}" "$(slower_than "${base[$k]}" "$p")"; done
+  log_line "slow all $p%"
+  nap "$dur"
+  trap - TERM INT
+  restore
+}
+
+clear_jobs() {  # [HOST]: the background jobs (of HOST: its flap; without HOST every job)
+  local f pid
+  [ -d "$dir/jobs" ] || return 0
+  for f in "$dir"/jobs/*.pid; do
+    [ -e "$f" ] || continue
+    [ $# -ge 1 ] && [ "$(basename "$f")" != "flap-$1.pid" ] && continue
+    pid=$(cat "$f")
+    [ "$pid" = "$PPID" ] && continue   # `at T clear`: not the job that runs this
+    if job_alive "$pid"; then   # a session leader running this script's loop
+      kill -TERM "$pid" 2>/dev/null || true
+      for _ in $(seq 1 50); do job_alive "$pid" || break; sleep 0.1; done
+      kill -KILL -- "-$pid" 2>/dev/null || true
+    fi
+    rm -f "$f"
+  done
 }
 
 cmd=${1:-}; shift || true
@@ -113,8 +267,23 @@ case $cmd in
   freeze) [ $# -eq 1 ] || die "usage: fault.sh freeze HOST"; conf; host_ok "$1"
           for p in $(ip netns pids "gdrc-$1"); do kill -STOP "$p" 2>/dev/null || true; done
           echo "fault.sh: $1 frozen" ;;
-  clear) conf; if [ $# -ge 1 ]; then host_ok "$1"; clear_host "$1"; else
-           while read -r h; do clear_host "$h"; done < "$dir/hosts"; fi; clear_cgroups ;;
+  flap) [ $# -eq 5 ] || [ $# -eq 6 ] || die "usage: fault.sh flap HOST PCT PERIOD_S DUTY_PCT DURATION_S [egress|ingress|both]"
+        conf; flap "$@" ;;
+  _flap) conf; flap_loop "$@" ;;
+  loss) [ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: fault.sh loss HOST PCT [egress|ingress|both]"; conf; loss "$@" ;;
+  counters) [ $# -eq 1 ] || die "usage: fault.sh counters HOST"; conf; counters "$1" ;;
+  stall) [ $# -eq 3 ] || die "usage: fault.sh stall PCT ONSET_S DURATION_S"; conf; stall "$@" ;;
+  _stall) conf; stall_loop "$@" ;;
+  at) [ $# -ge 2 ] || die "usage: fault.sh at ONSET_S COMMAND ARGS..."; conf; secs_ok "$1" 0
+      case $2 in nic|link|cpu|down|freeze|flap|loss|stall|mtu|clear) ;; *) die "at: '$2' is not a fault" ;; esac
+      echo "fault.sh: in ${1}s: ${*:2}; pid file $(start_job "at-$$" "$0" _at "$@")" ;;
+  _at) conf; trap 'exit 0' TERM INT; nap "$1"; trap - TERM INT; log_line "at: ${*:2}"; "$0" "${@:2}" ;;
+  mtu) [ $# -eq 2 ] || die "usage: fault.sh mtu HOST BYTES"; conf; host_ok "$1"
+       [[ $2 =~ ^[0-9]{2,5}$ ]] && [ "$2" -ge 68 ] && [ "$2" -le 65535 ] || die "mtu: '$2': bytes, 68-65535"
+       ip netns exec "gdrc-$1" ip link set eth0 mtu "$2"; echo "fault.sh: $1 eth0 MTU $2 (its peers 1500)" ;;
+  clear) conf; if [ $# -ge 1 ]; then host_ok "$1"; clear_jobs "$1"; clear_host "$1"; else
+           clear_jobs; while read -r h; do clear_host "$h"; done < "$dir/hosts"; fi; clear_cgroups ;;
+  clear-jobs) clear_jobs ;;
   clear-cgroups) clear_cgroups ;;
-  *) die "usage: fault.sh nic|link|cpu|down|freeze|clear|clear-cgroups ... (see the header)" ;;
+  *) die "usage: fault.sh nic|link|cpu|down|freeze|flap|loss|counters|stall|mtu|clear|clear-jobs|clear-cgroups ... (see the header)" ;;
 esac

@@ -16,6 +16,21 @@ limited to that share of one CPU, applied once its rank runs); down (its NIC
 goes down mid-run); freeze (its processes stopped mid-run). Trials come in
 pairs on the same target, so that "same verdict on a rerun" is measured.
 The cluster is made and removed here (trap), one per host count.
+
+Generated faults (`--gen CLASSES`, fault_gen.py): every trial draws its seed from
+os.urandom, its fault from that seed (class from the list, severity, host,
+direction, onset, duration: the ranges in fault_gen.py), applies it through
+fault.sh just before validate starts, and records the ground truth, what
+validate named, and what the fault did (the loss rules' counters, the flap's
+and stall's logged changes of rate). `--rerun` runs each drawn fault twice.
+
+  sudo jobs/cluster/measure_validate.py --gdrbench build/gdrbench --hosts 4 \\
+      --gen steady,intermittent,loss,stall --trials 5 --budget 40 --time-limit 1500
+
+Per class: recall (bad hosts named, of bad hosts), trials with every bad host
+named, the healthy-host rate (healthy hosts named, of healthy hosts judged),
+the class validate gave where its findings carry one, rerun agreement; Wilson
+95 % intervals; a table (.txt) and the rows as JSON (.json) beside the .jsonl.
 """
 
 from __future__ import annotations
@@ -34,8 +49,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
 from gdranalysis import schedule  # noqa: E402
 from gdranalysis.intervals import wilson  # noqa: E402
+import fault_gen  # noqa: E402  (this folder: sys.path[0] when run as a script)
 CLUSTER, FAULT, AGENT = (os.path.join(HERE, f) for f in ("cluster.sh", "fault.sh", "rsh-agent.sh"))
-NAME, SUBNET = "gm", "202"
+NAME, SUBNET = os.environ.get("GDR_CLUSTER", "gm"), os.environ.get("GDR_CLUSTER_SUBNET", "202")   # default gm/202
 ENV = dict(os.environ, GDR_CLUSTER=NAME, GDR_CLUSTER_SUBNET=SUBNET, OMPI_ALLOW_RUN_AS_ROOT="1",
            OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 LAUNCHER_ARGS = subprocess.run([CLUSTER, "launcher-args"], capture_output=True, text=True, check=True).stdout.strip()
@@ -397,6 +413,208 @@ def noise_floor(path, trial_root="/tmp/gdr-measure-validate"):
     return lines
 
 
+# ---- generated faults (--gen) ----
+
+def fault_effects(fault, t_start):
+    """What the applied fault did, read back: the loss rules' counters of each lossy host, and the
+    background jobs' logged changes of rate (flap, stall, at) since t_start (epoch seconds)."""
+    out = {}
+    for f in fault["faults"]:
+        if f["class"] == "loss":
+            out.setdefault("loss_counters", []).extend(x for x in sh(FAULT, "counters", f["host"], check=False).split("\n") if x)
+    jobs = f"/run/gdrcluster/{NAME}/jobs"
+    for fn in sorted(os.listdir(jobs)) if os.path.isdir(jobs) else []:
+        if not fn.endswith(".log"):
+            continue
+        ev = []
+        for ln in open(os.path.join(jobs, fn), encoding="utf-8").read().splitlines():
+            t, _, what = ln.partition(" ")
+            try:   # the jobs' own lines start with the time; what a command they ran printed does not
+                t = float(t)
+            except ValueError:
+                continue
+            if t >= t_start - 1:
+                ev.append((round(t - t_start, 2), what))
+        if ev:
+            out.setdefault("jobs", {})[fn[:-4]] = ev
+    flap = [v for k, v in out.get("jobs", {}).items() if k.startswith("flap-")]
+    if flap:   # the share of time slow, measured from the logged changes
+        slow = tot = 0.0
+        for ev in flap:
+            for (t0, w0), (t1, _) in zip(ev, ev[1:]):
+                tot += t1 - t0
+                slow += (t1 - t0) if w0.startswith("slow") else 0.0
+        out["flap_slow_share"] = round(slow / tot, 3) if tot else None
+    return out
+
+
+def judge_gen(fault, doc):
+    status = {v["host"]: v["status"] for v in doc["verdicts"]}
+    named = {h for h, st in status.items() if st in ("suspect", "failed")}
+    bad = set(fault["bad_hosts"])
+    classes = sorted({f"{f['hosts'][0] if len(f['hosts']) == 1 else '-'.join(f['hosts'])}: {f['cls']}"
+                      for f in doc["findings"] if f.get("cls")})   # where validate's findings carry a class
+    return {"named": sorted(named), "bad_named": sorted(named & bad), "wrong_hosts": sorted(named - bad),
+            "status": status, "classes_named": classes}
+
+
+def gen_trial(a, hosts, cls, seed, seq):
+    out = f"/tmp/gdr-measure-validate/gen-{seq}"
+    subprocess.run(["rm", "-rf", out])
+    sh(FAULT, "clear", check=False)
+    sh(CLUSTER, "reap", check=False)
+    fault = fault_gen.draw(seed, hosts, cls, a.run_s)
+    t_start = time.time()
+    try:
+        applied = fault_gen.apply(fault, env=ENV)
+    except fault_gen.CannotApply as e:
+        sh(FAULT, "clear", check=False)
+        return fault, {"error": f"not applied: {e}"}
+    cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
+           "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
+           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + budget_args(a.budget, len(hosts))
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
+    took = time.monotonic() - t0
+    try:
+        effects = fault_effects(fault, t_start)
+    except (OSError, ValueError, RuntimeError) as e:   # a reading that failed loses the reading, not the trial
+        effects = {"error": str(e)}
+    sh(FAULT, "clear", check=False)
+    sh(CLUSTER, "reap", check=False)
+    r = {"applied": applied, "effects": effects, "took_s": round(took, 1)}
+    try:
+        doc = json.loads(p.stdout)
+    except ValueError:
+        r["error"] = f"validate exit {p.returncode}: {p.stderr.strip()[-400:]}"
+        return fault, r
+    r.update(judge_gen(fault, doc))
+    r.update({"exit": p.returncode, "findings": doc["findings"], "elapsed_s": doc["elapsed_s"],
+              "budget_s": doc["budget_s"], "notes": doc["notes"]})
+    return fault, r
+
+
+def run_gen(a, nhosts, classes, deadline, outf):
+    sh(CLUSTER, "down", check=False)
+    sh(CLUSTER, "up", str(nhosts), str(a.rate))
+    hosts = [f"{NAME}{i}" for i in range(1, nhosts + 1)]
+    load0 = os.getloadavg()
+    try:
+        order = [(c, t) for t in range(a.trials) for c in classes]   # interleaved: drift hits every class alike
+        seq = 0
+        for cls, t in order:
+            seed = int.from_bytes(os.urandom(8), "big")   # drawn, not picked; recorded
+            for rerun in range(2 if a.rerun else 1):
+                if time.monotonic() > deadline:
+                    print(f"time limit reached at {nhosts} hosts, trial {seq}", flush=True)
+                    return False
+                fault, r = gen_trial(a, hosts, cls, seed, f"{nhosts}-{seq}")
+                rec = {"utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "hosts": nhosts, "seq": seq,
+                       "rate_mbit": a.rate, "transport": a.transport, "validate_args": a.validate_args,
+                       "min_slowdown": a.min_slowdown, "class": cls, "trial": t, "rerun": rerun, "seed": seed,
+                       "fault": fault, "load": [round(x, 2) for x in os.getloadavg()], "load_at_start": load0, **r}
+                outf.write(json.dumps(rec) + "\n")
+                outf.flush()
+                seq += 1
+                print(f"{nhosts} hosts {cls} #{t}{'r' if rerun else ''} seed {seed}: bad {fault['bad_hosts']} "
+                      f"named {r.get('named')} classes {r.get('classes_named')} {r.get('elapsed_s')} s "
+                      f"load {rec['load'][0]} {r.get('error', '')}", flush=True)
+        return True
+    finally:
+        sh(FAULT, "clear", check=False)
+        sh(CLUSTER, "down", check=False)
+
+
+def trial_line(r):
+    """One run of a --gen file in a line."""
+    e = r.get("effects") or {}
+    did = []
+    for c in e.get("loss_counters", []):
+        w = c.split()
+        if "dropped" in w:
+            did.append(f"{w[1]} {w[-2].lstrip('(')} % dropped of {int(w[3]) + int(w[5])}")
+    if e.get("flap_slow_share") is not None:
+        did.append(f"slow {100 * e['flap_slow_share']:.0f} % of the time")
+    st = e.get("jobs", {}).get("stall")
+    if st:
+        t = {w.split()[0]: at for at, w in st}
+        did.append(f"stall {t.get('slow', '?')}-{t.get('full', '?')} s")
+    cmds = "; ".join(" ".join(c) for c in r["fault"]["commands"])
+    return (f"- {r['hosts']} hosts {r['class']}{' (rerun)' if r.get('rerun') else ''} seed {r['seed']}: {cmds} | "
+            f"{', '.join(did) or '-'} | bad {','.join(r['fault']['bad_hosts']) or 'none'} | "
+            + (f"not run: {r['error']}" if "error" in r else
+               f"named {','.join(r['named']) or 'none'}{' ' + ', '.join(r['classes_named']) if r.get('classes_named') else ''}"
+               f", exit {r['exit']}, {r['elapsed_s']} s, load {r['load'][0]}"))
+
+
+def summarize_gen(path):
+    """The per-class table (.txt) and rows (.json) of a --gen file. Intervals: intervals.wilson, the
+    same as scipy.stats.binomtest(k, n).proportion_ci(method="wilson") (checked to 4 places)."""
+    rows = [json.loads(line) for line in open(path, encoding="utf-8") if line.strip()]
+    cells = {}
+    for r in rows:
+        cells.setdefault((r["hosts"], r["transport"], r["class"]), []).append(r)
+    table = []
+    for (n, tr, cls), rs in sorted(cells.items()):
+        ok = [r for r in rs if "error" not in r]
+        first = [r for r in ok if not r.get("rerun")]
+        bad = sum(len(r["fault"]["bad_hosts"]) for r in first)
+        bad_named = sum(len(r["bad_named"]) for r in first)
+        every = sum(1 for r in first if set(r["bad_named"]) == set(r["fault"]["bad_hosts"]))
+        judged = sum(n - len(r["fault"]["bad_hosts"]) for r in first)
+        wrong = sum(len(r["wrong_hosts"]) for r in first)
+        clean = sum(1 for r in first if not r["wrong_hosts"])
+        pairs = {}
+        for r in ok:
+            pairs.setdefault(r["seed"], []).append(r["status"])
+        same = tot = 0
+        for sts in pairs.values():
+            if len(sts) == 2:
+                same += sum(sts[0].get(h) == sts[1].get(h) for h in sts[0])
+                tot += len(sts[0])
+        el = sorted(r["elapsed_s"] for r in ok)
+        named_cls = sorted({c.split(": ", 1)[1] for r in first for c in r.get("classes_named", [])})
+        row = {"hosts": n, "transport": tr, "class": cls, "trials": len(first),
+               "errors": sum(1 for r in rs if "error" in r and not r.get("rerun")),
+               "bad_hosts": bad, "bad_named": bad_named, "recall": bad_named / bad if bad else None,
+               "recall_ci": list(wilson(bad_named, bad)) if bad else None, "trials_every_bad_named": every,
+               "healthy_judged": judged, "healthy_named": wrong, "healthy_rate": wrong / judged if judged else None,
+               "healthy_rate_ci": list(wilson(wrong, judged)) if judged else None, "trials_no_healthy_named": clean,
+               "rerun_same": same, "rerun_hosts": tot, "rerun_agree": same / tot if tot else None,
+               "rerun_ci": list(wilson(same, tot)) if tot else None, "classes_named": named_cls,
+               "elapsed_median_s": el[len(el) // 2] if el else None, "elapsed_max_s": el[-1] if el else None,
+               "budget_s": ok[0]["budget_s"] if ok else None}
+        table.append(row)
+    loads = [r["load"][0] for r in rows if r.get("load")]
+    ci = lambda c: f"[{c[0]:.2f}, {c[1]:.2f}]" if c else ""  # noqa: E731
+    out = [f"# {os.path.basename(path)}: {len(rows)} runs of gdrbench validate on generated faults (fault_gen.py)",
+           "# recall: bad hosts named (suspect or failed) of bad hosts; healthy rate: healthy hosts named of healthy "
+           "hosts judged; rerun: hosts with the same verdict on the same seed; intervals: Wilson 95 %",
+           f"# load (1 min) at the trials' ends: {min(loads):.1f}-{max(loads):.1f}" if loads else "#",
+           "| hosts | transport | class | trials | recall [95 % CI] | every bad host named | healthy named "
+           "[95 % CI] | trials naming no healthy host | rerun agree | classes validate gave | elapsed s "
+           "(median, max) / budget |", "| --- " * 11 + "|"]
+    for t in table:
+        rec = "-" if t["recall"] is None else f"{t['bad_named']}/{t['bad_hosts']} = {t['recall']:.2f} {ci(t['recall_ci'])}"
+        hr = "-" if t["healthy_rate"] is None else (f"{t['healthy_named']}/{t['healthy_judged']} = "
+                                                     f"{t['healthy_rate']:.3f} {ci(t['healthy_rate_ci'])}")
+        rr = "-" if t["rerun_agree"] is None else f"{t['rerun_same']}/{t['rerun_hosts']} {ci(t['rerun_ci'])}"
+        errs = f" ({t['errors']} errors)" if t["errors"] else ""
+        out.append(f"| {t['hosts']} | {t['transport']} | {t['class']} | {t['trials']}{errs} | {rec} | "
+                   f"{str(t['trials_every_bad_named']) + '/' + str(t['trials']) if t['bad_hosts'] else '-'} | {hr} | {t['trials_no_healthy_named']}/{t['trials']} | "
+                   f"{rr} | {', '.join(t['classes_named']) or '-'} | {t['elapsed_median_s']}, {t['elapsed_max_s']} / "
+                   f"{t['budget_s']} |")
+    out += ["", "Each run: the fault drawn (fault.sh commands), what it did (loss: the rules' counters; flap: "
+            "its share of time slow by its log; stall: its window, seconds from the fault's start), the hosts named:",
+            ""] + [trial_line(r) for r in rows]
+    base = path[:-len(".jsonl")] if path.endswith(".jsonl") else path
+    with open(base + ".txt", "w", encoding="utf-8") as f:
+        f.write("\n".join(out) + "\n")
+    with open(base + ".json", "w", encoding="utf-8") as f:
+        json.dump(table, f, indent=1)
+    print("\n".join(out))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--gdrbench", default=os.path.join(HERE, "..", "..", "build", "gdrbench"))
@@ -413,12 +631,18 @@ def main():
     ap.add_argument("--seed", type=int, default=33)
     ap.add_argument("--out", default=os.path.join(HERE, "..", "..", "results", "archive",
                                                   time.strftime("%Y%m%d") + "_cluster_validate-error-rates.jsonl"))
+    ap.add_argument("--gen", metavar="CLASSES", help="generated faults instead of --cells: a comma list of "
+                    f"fault_gen.py's classes ({','.join(fault_gen.CLASSES)}), --trials each")
+    ap.add_argument("--rerun", action="store_true", help="with --gen: run each drawn fault twice (agreement)")
+    ap.add_argument("--run-s", type=float, default=24.0, help="with --gen: the run's length for fault_gen.py "
+                    "(onsets, stall windows), seconds")
     ap.add_argument("--summarize", metavar="JSONL", help="only write the summary of this file")
     ap.add_argument("--noise", metavar="JSONL", help="only the noise floor of its healthy trials whose run "
                     "files are still in /tmp/gdr-measure-validate (written beside it as _noise.txt)")
     a = ap.parse_args()
     if a.summarize:
-        summarize(a.summarize)
+        gen = any('"fault": {' in line for line in open(a.summarize, encoding="utf-8"))
+        summarize_gen(a.summarize) if gen else summarize(a.summarize)
         return 0
     if a.noise:
         txt = a.noise[:-len(".jsonl")] + "_noise.txt"
@@ -430,15 +654,24 @@ def main():
     if a.trials < 1 or a.trials > 200 or not 0 < a.time_limit <= 4 * 3600:
         print("measure_validate.py: --trials 1-200 and --time-limit up to 4 h", file=sys.stderr)
         return 2
+    if a.gen and (bad := [c for c in a.gen.split(",") if c not in fault_gen.CLASSES]):
+        print(f"measure_validate.py: --gen {','.join(bad)}: not a class ({','.join(fault_gen.CLASSES)})",
+              file=sys.stderr)
+        return 2
     a.gdrbench = os.path.abspath(a.gdrbench)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))   # so that `finally` takes the cluster down
     rng = random.Random(a.seed)
     deadline = time.monotonic() + a.time_limit
+    if a.gen and a.out.endswith("_cluster_validate-error-rates.jsonl"):
+        a.out = a.out.replace("_cluster_validate-error-rates", "_cluster_validate-by-fault-class")
     with open(a.out, "a", encoding="utf-8") as outf:
         for n in (int(x) for x in a.hosts.split(",")):
-            if not run_cells(a, n, a.cells.split(","), rng, deadline, outf):
+            if a.gen:
+                if not run_gen(a, n, a.gen.split(","), deadline, outf):
+                    break
+            elif not run_cells(a, n, a.cells.split(","), rng, deadline, outf):
                 break
-    summarize(a.out)
+    summarize_gen(a.out) if a.gen else summarize(a.out)
     return 0
 
 

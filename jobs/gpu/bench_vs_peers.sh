@@ -150,13 +150,19 @@ gdr_p2p_round() {  # DIR ROUND: gdrbench's rows of one round
   bws=$(open_sizes bw mpi) mpis=$(open_sizes mpi)
   [ "$2" = 1 ] && gdr "$1" gdr_extra 150 -T ucx -m cuda --path direct -t $gtests --reference copy-d2d \
     -b 1M -e "$gmax" -f "$gstep"
-  [ -n "$bws" ] && gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t bw $(range "$bws") -f "$gstep"
+  # Each round's bw rows carry their own %peak: copy-d2d at the same sizes, in the same launch
+  # (about 1 s a round on the H100; without --reference the run would add copy-d2h/h2d too).
+  [ -n "$bws" ] && gdr "$1" gdr_p2p 150 -T ucx -m cuda --path direct -t bw $(range "$bws") -f "$gstep" \
+    --reference copy-d2d
   { [ "$2" = 1 ] || is_open lat; } && gdr "$1" gdr_lat8 40 -T ucx -m cuda --path direct -t latency -b 8 -e 8
-  # Open MPI's own use of the same UCX (pml ucx needs UCP >= 1.15), with the host
-  # copies that let a device row's speed rule staging out; and host bw at 64 MiB.
+  # Open MPI's own use of the same UCX (pml ucx needs UCP >= 1.15); and host bw at 64 MiB.
+  # Round 1 adds the host copies that let a device row's speed rule staging out, and copy-d2d
+  # (its %peak); later rounds run bw alone (--reference none: the copies took 12 of its 17 s a
+  # round on the H100), and peers_table.py holds their rows to round 1's path and speed.
   if [ "$mpi_rows" = 1 ]; then
+    local mref=copy-d2h,copy-h2d,copy-d2d; [ "$2" = 1 ] || mref=none
     [ -n "$mpis" ] && OMPI_MCA_pml=ucx gdr "$1" gdr_mpi 150 -T mpi -m cuda --path direct -t bw $(range "$mpis") \
-      -f "$gstep" --reference copy-d2h,copy-h2d,copy-d2d
+      -f "$gstep" --reference $mref
     if [ "$2" = 1 ] || is_open mpilat; then
       OMPI_MCA_pml=ucx gdr "$1" gdr_mpi_lat8 40 -T mpi -m cuda --path direct -t latency -b 8 -e 8
       # The MPI's own ping-pong (no gdrbench code), blocking as osu_latency and with the

@@ -320,7 +320,7 @@ def gpu_variant(d, sizes, lat_sizes):
     target("copy-d2d >= bw (informative)", [(s, ratio(r[s]["d2d"], r[s]["bw"]), 1.0) for s in big])
     for r in rounds(d):
         probs += wrong_rows(r)
-        probs += unestablished_rows(r)
+        probs += unestablished_rows(r, rounds(d)[0])
     for p in probs:
         print(f"problem [{name}]:", p)
     return 1 if probs or not ok else 0
@@ -472,13 +472,37 @@ def mpi_latency_target(d, pt_lat, target, pt_lat_r=()):
     return target("8 B latency: mpi_pingpong_poll >= 1/1.05 x mpi", [(8, ratio(poll, m), 1 / 1.05, (polls, ms))])
 
 
-def unestablished_rows(d):
+def established(r):
+    return bool(r.get("path_taken")) and not r.get("path_unknown") and r.get("pct_peak") is not None
+
+
+def held_by_round_one(r, first):
+    """A later round's gdr_mpi row, run without copy rows (--reference none), is accepted when
+    round 1's gdr_mpi row of the same test, transport and size was established, and, where round
+    1 measured the host copies of that size, this row's own speed still rules staging out (its
+    per-direction rate above 1.1 x the slower host copy, as gdrbench's own path-by-speed rule)."""
+    rows = load_jsonl(os.path.join(first, "gdr_mpi.jsonl"))
+    same = [x for x in rows if not x["reference"] and x["test"] == r["test"] and x["transport"] == r["transport"]
+            and x["bytes"] == r["bytes"] and x["mem"] == r["mem"] and x["path"] == r["path"]]
+    if not same or not established(same[0]):
+        return False
+    host = [x["algbw_gbps"] for x in rows if x["reference"] and x["bytes"] == r["bytes"]
+            and x["transport"] in ("copy-d2h", "copy-h2d")]
+    per_dir = r["algbw_gbps"] / (2 if r["test"] == "bibw" else 1)
+    return len(host) < 2 or per_dir > 1.1 * min(host)
+
+
+def unestablished_rows(d, first=None):
     """Device rows of our transports that a gate cannot accept: bw/bibw rows without an
-    established path or without %peak (the slip UCX 1.22 once caused silently)."""
+    established path or without %peak (the slip UCX 1.22 once caused silently). `first`: the
+    variant's round 1, whose gdr_mpi rows establish later rounds' (held_by_round_one)."""
     out = []
     for name in ("gdr_p2p", "gdr_extra", "gdr_mpi"):
         for r in load_jsonl(os.path.join(d, name + ".jsonl")):
             if r["reference"] or r["mem"] != "cuda" or r["path"] != "direct" or r["test"] not in ("bw", "bibw"):
+                continue
+            if name == "gdr_mpi" and first and os.path.normpath(first) != os.path.normpath(d) \
+                    and held_by_round_one(r, first):
                 continue
             where = f"{name}: {r['test']} {r['transport']} {r['bytes']} B"
             if not r.get("path_taken") or r.get("path_unknown"):
@@ -486,6 +510,27 @@ def unestablished_rows(d):
             if r.get("pct_peak") is None:
                 out.append(f"{where}: no %peak")
     return out
+
+
+def selftest_later_rounds(sd, row):
+    """-T mpi rows of later rounds run without copy rows: held to round 1's path and speed."""
+    mpi = dict(row, transport="mpi", path_taken="mpi ...; direct: 900.0 GB/s is above ...", pct_peak=60.0)
+    copies = [dict(mpi, transport=t, reference=True, algbw_gbps=50.0) for t in ("copy-d2h", "copy-h2d")]
+    bare = dict(mpi, path_taken="mpi ...", path_unknown="the MPI library does not report ...", pct_peak=None)
+    for k, rs in ((1, [mpi] + copies), (2, [dict(bare, algbw_gbps=900.0)])):
+        with open(os.path.join(sd, f"r{k}", "gdr_mpi.jsonl"), "w") as fo:
+            fo.writelines(json.dumps(x) + "\n" for x in rs)
+    first = os.path.join(sd, "r1")
+    assert unestablished_rows(os.path.join(sd, "r2"), first) == []
+    assert len(unestablished_rows(os.path.join(sd, "r2"))) == 2  # alone: no path, no %peak
+    with open(os.path.join(sd, "r2", "gdr_mpi.jsonl"), "w") as fo:  # as slow as staging: refused
+        fo.write(json.dumps(dict(bare, algbw_gbps=50.0)) + "\n")
+    assert len(unestablished_rows(os.path.join(sd, "r2"), first)) == 2
+    with open(os.path.join(first, "gdr_mpi.jsonl"), "w") as fo:  # round 1 itself unestablished
+        fo.write(json.dumps(bare) + "\n")
+    assert len(unestablished_rows(first, first)) == 2
+    for k in (1, 2):
+        os.remove(os.path.join(sd, f"r{k}", "gdr_mpi.jsonl"))
 
 
 def selftest():
@@ -530,6 +575,7 @@ def selftest():
         with open(os.path.join(sd, f"r{k}", "gdr_p2p.jsonl"), "w") as fo:
             fo.writelines(json.dumps(r) + "\n" for r in slow)
         assert gpu_variant(sd, [MIB], [MIB]) == (1 if k == 7 else 0), k
+    selftest_later_rounds(sd, row)
     assert open_pieces(sd, [MIB], [MIB]) == []  # resolved: nothing left to measure
     shutil.rmtree(os.path.join(sd, "r7"))
     assert open_pieces(sd, [MIB], [MIB]) == [("bw", MIB)]

@@ -71,7 +71,7 @@ class GdrbenchCheck(rfm.RunOnlyRegressionTest):
                                 '-n', self.iters, '--output', self.result, '--force']
         # gdrbench's exit status, then the file's metrics, even after a failure, so sanity can say why.
         self.postrun_cmds = ['echo "gdrbench_exit=$?"',
-                             f'{self.gdrbench} export --openmetrics {self.result} -o {self.metrics}']
+                             f'{self.gdrbench} export --openmetrics {self.result} -o {self.metrics} --force']
         self.keep_files = [self.result, self.metrics]
 
     def _samples(self, name):

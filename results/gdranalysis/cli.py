@@ -29,7 +29,14 @@ PROG = "gdrbench"
 class _Parser(argparse.ArgumentParser):
     def error(self, message):
         # One line, status 2, like the other bad-input errors.
-        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+        self.exit(EXIT_BAD_INPUT, _one_line(f"{self.prog}: error: {message} (see {self.prog} --help)") + "\n")
+
+
+def _one_line(text) -> str:
+    """An error line as printed: redacted (redaction.py), its control characters escaped (a
+    newline in a value must not make two lines)."""
+    from .redaction import redact
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in redact(str(text)))
 
 
 MAX_PCT = 1e4
@@ -86,7 +93,7 @@ def _gate(prog, runs, code) -> int:
 
 
 def _warn(prog):
-    return lambda msg: print(f"{prog}: warning: {msg}", file=sys.stderr)
+    return lambda msg: print(_one_line(f"{prog}: warning: {msg}"), file=sys.stderr)
 
 
 # ---- subcommands ---------------------------------------------------------------
@@ -132,21 +139,22 @@ def cmd_report(a) -> int:
     from .compare import compare_runs
     from .report import write_report
     from .schema import load_run
+    from . import outputs
     summary = a.read == "summary" or (a.read == "auto" and os.path.getsize(a.run) > REPORT_SUMMARY_ABOVE_BYTES
                                       if os.path.isfile(a.run) else False)
     if summary and a.baseline:
         raise InputError(f"--baseline compares every iteration, and {a.run} is read as a summary "
                          f"({'--read summary' if a.read == 'summary' else 'above 1 GB'}): give --read full, "
                          "or use gdrbench compare")
+    inputs = (a.run, a.baseline)
+    outputs.check(a.html, "--html", inputs, a.force)  # before the work, not after
     run = load_run(a.run, summary=summary)
     cmp = None
     if a.baseline:
         cmp = compare_runs(load_run(a.baseline), run, threshold_pct=a.threshold, seed=a.seed,
                            require_common=False)
-    try:
-        images = write_report(run, a.html, cmp, straggler_threshold=a.straggler_threshold, title=a.title)
-    except OSError as e:
-        raise InputError(f"--html {a.html}: cannot write it ({e.strerror or e})") from e
+    images = write_report(run, a.html, cmp, inputs, a.force, straggler_threshold=a.straggler_threshold,
+                          title=a.title)
     print(f"{a.html}: {len(images)} plots ({', '.join(images)})")
     return EXIT_OK
 
@@ -155,6 +163,9 @@ def cmd_history(a) -> int:
     from .history import format_table, plot, trends
     from .schema import load_runs, parse_case_spec
     spec = parse_case_spec(a.case)
+    if a.plot:
+        from . import outputs
+        outputs.check(a.plot, "--plot", a.files, a.force)
     skipped = []
     runs = load_runs(a.files, skip_bad=True, warn=skipped.append)
     if not runs:  # one line: the reasons go into it
@@ -169,10 +180,7 @@ def cmd_history(a) -> int:
     else:
         print(format_table(tr, len(runs)))
     if a.plot:
-        try:
-            plot(tr, a.plot)
-        except OSError as e:
-            raise InputError(f"--plot {a.plot}: cannot write it ({e.strerror or e})") from e
+        plot(tr, a.plot)
         if not a.json:
             print(f"# plot: {a.plot}")
     return _gate(f"{PROG} history", runs, EXIT_OK)
@@ -207,8 +215,14 @@ def cmd_baseline(a) -> int:
 def cmd_export(a) -> int:
     from . import openmetrics
     from .api import load_run
+    from . import outputs
+    if a.output:
+        outputs.check(a.output, "-o", (a.run,), a.force)
     text = openmetrics.render(load_run(a.run))
-    openmetrics.write(text, a.output, sys.stdout)
+    if a.output:
+        outputs.write(a.output, text, "-o", (a.run,), a.force)
+    else:
+        sys.stdout.write(text)
     return EXIT_OK
 
 
@@ -304,6 +318,7 @@ def _add_report(sub):
                        "heat maps, stragglers, and the comparison with --baseline when given.")
     r.add_argument("run", metavar="RUN.h5")
     r.add_argument("--html", required=True, metavar="OUT.html", help="the page to write")
+    r.add_argument("--force", action="store_true", help="replace an existing --html file")
     r.add_argument("--baseline", metavar="BASE.h5", help="compare against this run")
     r.add_argument("--threshold", type=_pct, default=5.0, metavar="PCT", help="comparison threshold (default 5)")
     r.add_argument("--straggler-threshold", type=_pct, default=10.0, metavar="PCT",
@@ -328,6 +343,7 @@ def _add_history(sub):
                    "(K/M/G allowed), ranks, src, dst, iters, ...")
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
     h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
+    h.add_argument("--force", action="store_true", help="replace an existing --plot file")
     h.set_defaults(func=cmd_history)
 
 
@@ -365,6 +381,7 @@ def _add_export(sub):
     e.add_argument("-o", "--output", metavar="FILE",
                    help="write FILE atomically (temporary file, then rename) instead of stdout; "
                    "name it *.prom inside node_exporter's --collector.textfile.directory")
+    e.add_argument("--force", action="store_true", help="replace an existing -o file")
     e.set_defaults(func=cmd_export)
 
 
@@ -390,15 +407,22 @@ def _no_list_values(parser, a):
 
 def main(argv=None) -> int:
     parser = build_parser()
-    a = parser.parse_args(argv)
+    try:
+        a = parser.parse_args(argv)
+    except OSError as e:     # --help into a full stdout
+        print(f"{PROG}: error: writing the output failed ({e.strerror or e})", file=sys.stderr)
+        _drop_stdout()
+        return EXIT_BAD_INPUT
     _no_list_values(parser, a)
     prog = f"{PROG} {a.command}"
+    from .redaction import RedactingStream
+    stdout, sys.stdout = sys.stdout, RedactingStream(sys.stdout)  # the one redaction on all it prints
     try:
         code = a.func(a)
         sys.stdout.flush()  # a full disk under `> FILE` fails here, not silently at exit
         return code
     except InputError as e:
-        print(f"{prog}: error: {e}", file=sys.stderr)
+        print(_one_line(f"{prog}: error: {e}"), file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:
         return EXIT_OK
@@ -414,3 +438,9 @@ def main(argv=None) -> int:
         traceback.print_exc()
         print(f"{prog}: internal error (a bug in gdranalysis; the traceback is above)", file=sys.stderr)
         return EXIT_INTERNAL
+    finally:
+        try:
+            sys.stdout.flush()
+        except OSError:
+            pass
+        sys.stdout = stdout

@@ -8,6 +8,8 @@ import json
 import math
 import sys
 
+from .redaction import redact
+
 
 def _json_default(o):
     if hasattr(o, "item"):
@@ -16,11 +18,13 @@ def _json_default(o):
 
 
 def _clean(o):
-    """NaN/inf are not JSON: write null."""
+    """NaN/inf are not JSON: write null. Every string through the one redaction (redaction.py)."""
     if isinstance(o, float):
         return o if math.isfinite(o) else None
+    if isinstance(o, str):
+        return redact(o)
     if isinstance(o, dict):
-        return {k: _clean(v) for k, v in o.items()}
+        return {redact(k) if isinstance(k, str) else k: _clean(v) for k, v in o.items()}
     if isinstance(o, (list, tuple)):
         return [_clean(v) for v in o]
     return o

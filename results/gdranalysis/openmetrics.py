@@ -20,8 +20,6 @@ Anything left out is counted in gdrbench_export_series_dropped{kind}.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 
 import numpy as np
 
@@ -195,24 +193,3 @@ def render(result, suspects_kw=None) -> str:
     for kind, n in sorted(dropped.items()):
         w.add("gdrbench_export_series_dropped", {"kind": kind}, n)
     return w.text()
-
-
-def write(text: str, out: str | None, stream) -> None:
-    """To `out` atomically (temporary file in the same folder, then rename:
-    node_exporter never reads half a file), or to `stream`."""
-    if not out:
-        stream.write(text)
-        return
-    d = os.path.dirname(os.path.abspath(out))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".gdrbench-", suffix=".tmp", dir=d)
-    except OSError as e:
-        raise InputError(f"-o {out}: cannot write in {d} ({e.strerror or e})") from e
-    try:
-        with os.fdopen(fd, "w") as f:
-            f.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, out)
-    except OSError as e:
-        os.unlink(tmp)
-        raise InputError(f"-o {out}: cannot write it ({e.strerror or e})") from e

@@ -329,5 +329,6 @@ def history_png(trends, path):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
-    with open(path, "wb") as f:
+    from .outputs import atomic
+    with atomic(path, "--plot", "wb") as f:  # checked by the command before its work
         f.write(_png(fig))

@@ -11,6 +11,7 @@ from datetime import datetime, timezone
 
 import numpy as np
 
+from .redaction import redact
 from . import __version__, link_plots, links, plots
 from . import stragglers as strag
 from .compare import Comparison
@@ -39,7 +40,8 @@ code { font-size: 12px; } details { margin: 8px 0; }
 
 
 def _e(x) -> str:
-    return html.escape(str(x), quote=True)
+    """Every text the page shows: through the one redaction (redaction.py), then escaped."""
+    return html.escape(redact(str(x)), quote=True)
 
 
 def _img(png: bytes, ident: str, alt: str, caption: str) -> str:
@@ -277,23 +279,11 @@ def build_html(run: Run, cmp: Comparison | None = None, *, straggler_threshold=s
     return page, images
 
 
-def write_report(run: Run, out_path: str, cmp: Comparison | None = None, **kw) -> list:
+def write_report(run: Run, out_path: str, cmp: Comparison | None = None, inputs=(), force=False, **kw) -> list:
+    """The page, written whole over `out_path` (gdranalysis.outputs: never
+    over an input, a device or a folder; an existing file only with force)."""
+    from . import outputs
+    outputs.check(out_path, "--html", inputs, force)
     page, images = build_html(run, cmp, **kw)
-    # A regular file is replaced whole (written beside, then renamed); anything
-    # else (/dev/stdout, a pipe, /dev/full) is written in place: renaming over
-    # a device would replace the device. Either way every write and the close
-    # are checked by Python (OSError: one line, exit 2).
-    if os.path.exists(out_path) and not os.path.isfile(out_path):
-        with open(out_path, "w", encoding="utf-8") as f:
-            f.write(page)
-        return images
-    tmp = out_path + ".tmp"
-    try:
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(page)
-        os.replace(tmp, out_path)
-    except OSError:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    outputs.write(out_path, page, "--html", inputs, force)
     return images

@@ -240,7 +240,8 @@ def cmd_fleet(a):
             rows.append(row)
             print(json.dumps(row), flush=True)
     if a.out:
-        with open(a.out, "a") as f:
+        from .outputs import open_append
+        with open_append(a.out, "--out", [a.noise] + list(a.noise_from or [])) as f:
             for r in rows:
                 f.write(json.dumps(r) + "\n")
     return 0

@@ -142,10 +142,16 @@ def format_summary(cells, title):
     return "\n".join(out)
 
 
+def _file_args(files):
+    """The paths of FILE[:HOST,...] arguments, both readings of a ':'."""
+    return [p for f in files for p in (f, f.rsplit(":", 1)[0])]
+
+
 def cmd_fit(a):
+    from . import outputs
+    outputs.check(a.output, "-o", _file_args(a.files), a.force)  # before the work, not after
     m = fit_files(a.files)
-    with open(a.output, "w") as f:
-        json.dump(m.as_dict(), f, indent=1)
+    outputs.write(a.output, json.dumps(m.as_dict(), indent=1), "-o", _file_args(a.files), a.force)
     print(f"# noise model of {len(m.sources)} files, {m.links} (link, size) residuals: persistent sd "
           f"{100 * m.persist_sd:.2f}%, per-size sd {100 * m.size_sd:.2f}%, tail p {m.tail_p:.3f} -> {a.output}")
     return 0
@@ -159,7 +165,8 @@ def cmd_trials(a):
     rng = np.random.default_rng(a.seed)
     judge_args = {"z": a.z, "min_slowdown_pct": a.min_slowdown, "p0": a.p0, "alpha": a.alpha}
     rows, t0 = [], time.monotonic()
-    out = open(a.out, "a") if a.out else None
+    from . import outputs
+    out = outputs.open_append(a.out, "--out", _file_args(a.noise_from or [a.noise])) if a.out else None
     with tempfile.TemporaryDirectory(prefix="gdr-sim-") as wd:
         for h in parse_hosts(a.hosts):
             for cls, pct in cells:
@@ -188,7 +195,8 @@ def add_parser(sub):
     ss = s.add_subparsers(dest="action", required=True)
     f = ss.add_parser("fit", help="fit the noise model to real bw rounds files")
     f.add_argument("files", nargs="+", metavar="FILE[:HOST,...]")
-    f.add_argument("-o", "--output", required=True, help="the model, JSON")
+    f.add_argument("-o", "--output", required=True, help="the model, JSON (written whole: docs/operators/outputs.md)")
+    f.add_argument("--force", action="store_true", help="replace an existing -o file")
     f.set_defaults(func=cmd_fit)
     t = ss.add_parser("trials", help="simulated validate runs per fault cell; recall and host FP rate")
     _common(t)

@@ -23,10 +23,12 @@ import signal
 import subprocess
 import time
 
-from . import schedule
+from .redaction import redact
+from . import outputs, schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
+from .validate_config import counters_after, drift, moved, read_doctor, witness
 from .validate_verdict import apply_retests, down_links, format_table, host_verdicts, model_verdict, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
@@ -41,15 +43,25 @@ def read_hostfile(path) -> list:
             lines = f.read().splitlines()
     except OSError as e:
         raise InputError(f"--hostfile {path}: cannot read it ({e.strerror or e})") from e
-    hosts = []
+    except UnicodeDecodeError:
+        raise InputError(f"--hostfile {path}: not a text file (a hostfile is `host [slots=N]` lines)") from None
+    hosts, firsts = [], {}
     for n, line in enumerate(lines, 1):
         words = line.split("#", 1)[0].split()
         if not words:
             continue
         if not re.fullmatch(r"[A-Za-z0-9_.:-]+", words[0]):
             raise InputError(f"--hostfile {path}:{n}: '{words[0]}' is not a host name")
-        if words[0] not in hosts:
-            hosts.append(words[0])
+        for w in words[1:]:   # validate places its own ranks; a host given no slot, or twice, is a mistake
+            m = re.fullmatch(r"(?:max_)?slots=(.*)", w)
+            if m and not (m.group(1).isdigit() and int(m.group(1)) > 0):
+                raise InputError(f"--hostfile {path}:{n}: '{w}': want slots=N with N >= 1 (a host with no "
+                                 "slot would be validated with no rank)")
+        if words[0] in hosts:
+            raise InputError(f"--hostfile {path}:{n}: host '{words[0]}' is given twice (first on line "
+                             f"{firsts[words[0]]}): give each host once")
+        hosts.append(words[0])
+        firsts[words[0]] = n
     if not hosts:
         raise InputError(f"--hostfile {path}: no host in it")
     return hosts
@@ -111,13 +123,14 @@ class Recorder:
                 time.sleep(0.2)
             out, err = _read(base + ".out"), _read(base + ".err")
         took = time.monotonic() - t0
-        self.entries.append({"step": name, "cmd": cmd, "rc": p.returncode, "timed_out": timed_out,
-                             "seconds": round(took, 2)})
+        # What is stored goes through the one redaction (redaction.py): --launcher-args may hold a secret.
+        self.entries.append({"step": name, "cmd": [redact(w) for w in cmd], "rc": p.returncode,
+                             "timed_out": timed_out, "seconds": round(took, 2)})
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(f"# {name}: exit {p.returncode}{' (deadline, killed)' if timed_out else ''}, {took:.1f} s\n"
-                    f"{shlex.join(cmd)}\n")
+            f.write(redact(f"# {name}: exit {p.returncode}{' (deadline, killed)' if timed_out else ''}, {took:.1f} s\n"
+                           f"{shlex.join(redact(w) for w in cmd)}\n"))
             if err.strip():
-                f.write("".join(f"#   {line}\n" for line in err.strip().splitlines()[-20:]))
+                f.write(redact("".join(f"#   {line}\n" for line in err.strip().splitlines()[-20:])))
         return p.returncode, out, err, timed_out
 
 
@@ -132,7 +145,7 @@ def _read(path):
 def doctor_phase(rec, lau, hosts, deadline, out):
     """{host: doctor verdict}, {host: why failed} for hosts that could not run it."""
     path = os.path.join(out, "doctor.json")
-    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--timeout", "20"]), deadline, "doctor")
+    rc, _, err, to = rec.run(lau.cmd(hosts, 1, ["doctor", "-o", path, "--force", "--timeout", "20"]), deadline, "doctor")
     verdicts = {}
     if os.path.exists(path):
         try:
@@ -147,7 +160,22 @@ def doctor_phase(rec, lau, hosts, deadline, out):
     failed = {}
     if to or rc not in (0, 3, 4) or not verdicts:
         failed = probe(rec, lau, hosts, min(deadline, time.monotonic() + 20))
+        alive = [h for h in hosts if h not in failed]
+        if failed and not verdicts and alive and deadline - time.monotonic() > 3:
+            # One host that cannot start a process fails the whole launch: the others' reports
+            # (their configurations and counters, compared later) come from a second one without it.
+            return doctor_phase(rec, lau, alive, deadline, out)[0], failed
     return verdicts, failed
+
+
+def first_line(text) -> str:
+    """The first line of a launcher's message that says something (Open MPI frames its own in
+    lines of dashes), cut to 120 characters: the per-host table keeps one line a host."""
+    for line in text.splitlines():
+        line = line.strip()
+        if line and line.strip("-= *") and not line.startswith("#"):
+            return line if len(line) <= 120 else line[:117] + "..."
+    return "no message"
 
 
 def probe(rec, lau, hosts, deadline):
@@ -163,7 +191,8 @@ def probe(rec, lau, hosts, deadline):
             p.wait(timeout=max(0.5, deadline - time.monotonic()))
             if p.returncode != 0:
                 err.seek(0)
-                failed[h] = f"could not start a process there (exit {p.returncode}: {err.read().strip()[-160:]})"
+                failed[h] = (f"could not start a process there (exit {p.returncode}: {first_line(err.read())}; "
+                             f"full text in {err.name})")
         except subprocess.TimeoutExpired:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
@@ -291,7 +320,7 @@ def validate(a) -> int:
     nsizes = _check_request(a, hosts)
     budget = _budget(a, len(hosts), nsizes)
     gdr = _gdrbench(a)
-    os.makedirs(a.out, exist_ok=True)
+    outputs.prepare_folder(a.out, "--out", a.force, ("validate.json", "validate.xml", "report.html"))
     rec = Recorder(a.out)
     lau = Launcher("slurm" if a.slurm else "mpirun", _launcher_args(a), gdr)
     notes = []
@@ -301,15 +330,22 @@ def validate(a) -> int:
         failed.update({h: f"doctor: {v}" for h, v in doctor.items() if v == "not ready" and h not in failed})
     h5_used, ran_on, down = _bench_runs(a, rec, lau, [h for h in hosts if h not in failed], failed,
                                         nsizes, budget, t0, notes)
+    # The counters again, on the hosts that ran, from what is left of the analysis's share.
+    before = read_doctor(os.path.join(a.out, "doctor.json"), [h for h in hosts if h not in failed])
+    after = counters_after(rec, lau, [h for h in hosts if h in before and h not in failed],
+                           min(t0 + budget, time.monotonic() + ANALYSIS_S / 2), a.out)
     run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes)
+    findings += drift(before, [h for h in hosts if h not in failed])
     verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
+    counters = moved(before, after, hosts)
+    witness(verdicts, counters, notes)
     unjudged = any(v.status == "unknown" for v in verdicts)
     if unjudged:
         notes.append("no run could be judged: the hosts not named failed are unknown")
     if run is not None and not a.no_report:
         from .report import write_report
         try:
-            write_report(run, os.path.join(a.out, "report.html"), title="gdrbench validate")
+            write_report(run, os.path.join(a.out, "report.html"), force=True, title="gdrbench validate")
         except Exception as e:  # the verdict stands without its page
             notes.append(f"report.html not written ({e})")
     elapsed = time.monotonic() - t0
@@ -319,7 +355,7 @@ def validate(a) -> int:
            "exit": code, "transport": a.transport, "min_slowdown_pct": a.min_slowdown, "z": a.z, "p0": a.p0,
            "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
                                                                   for f in findings],
-           "failed": failed, "doctor": doctor, "notes": notes, "judged_file": h5_used,
+           "failed": failed, "doctor": doctor, "counters_moved": counters, "notes": notes, "judged_file": h5_used,
            "suspects": rep.as_dict() if rep else None, "commands": rec.entries,
            "model": rep.model.as_dict() if rep is not None and getattr(rep, "model", None) else None}
     _write_outputs(a, doc, verdicts, findings, notes, elapsed)
@@ -454,14 +490,14 @@ def _exit_code(run, h5_used, unjudged, failed, down, findings, notes) -> int:
 
 def _write_outputs(a, doc, verdicts, findings, notes, elapsed):
     """validate.json, validate.xml, and the table (or the JSON) on stdout."""
-    with open(os.path.join(a.out, "validate.json"), "w", encoding="utf-8") as f:
+    with outputs.atomic(os.path.join(a.out, "validate.json"), "--out") as f:
         dump_json(doc, f)
     write_junit(os.path.join(a.out, "validate.xml"), verdicts, elapsed)
     if a.json:
         dump_json(doc)
     else:
         print(format_table(verdicts, findings, notes + [f"files: {a.out}/validate.json, validate.xml, "
-                                                        "report.html, commands.log, doctor.json, run*.h5"]))
+                                                        "report.html, commands.log, doctor.json, counters-end.json, run*.h5"]))
 
 
 def _file_error(h5):
@@ -513,6 +549,7 @@ def add_parser(sub, pct, exit_codes_doc):
                    "is judged once per size, and 2 outliers of 3 sizes must be enough)")
     v.add_argument("--out", default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
                    help="folder for validate.json, validate.xml, report.html, commands.log, run*.h5")
+    v.add_argument("--force", action="store_true", help="write into an --out folder that holds a validate.json")
     v.add_argument("--no-report", action="store_true", help="skip report.html (saves ~5 s)")
     v.add_argument("--gdrbench", metavar="PATH", help="the binary to launch (default: the one running this)")
     v.add_argument("--json", action="store_true", help="print validate.json instead of the table")

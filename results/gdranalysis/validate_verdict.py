@@ -19,6 +19,8 @@ import dataclasses
 import re
 import xml.etree.ElementTree as ET
 
+from .redaction import redact
+
 
 @dataclasses.dataclass
 class Finding:
@@ -243,6 +245,8 @@ def down_links(err, hosts) -> list:
 
 
 def _describe(f) -> str:
+    if f.kind == "configuration":   # unlike its peers (validate_config.drift)
+        return f"configuration {f.what}: {f.evidence}"
     if f.kind == "link-down":
         return f"link {f.what} down ({f.evidence})"
     if f.cls == "lossy tail":
@@ -288,9 +292,9 @@ def write_junit(path, verdicts, elapsed_s) -> None:
     for v in verdicts:
         tc = ET.SubElement(suite, "testcase", classname="gdrbench.validate", name=v.host)
         if v.status == "suspect":
-            ET.SubElement(tc, "failure", message="suspect", type="suspect").text = v.why
+            ET.SubElement(tc, "failure", message="suspect", type="suspect").text = redact(v.why)
         elif v.status == "failed":
-            ET.SubElement(tc, "error", message="failed", type="failed").text = v.why
+            ET.SubElement(tc, "error", message="failed", type="failed").text = redact(v.why)
         elif v.status == "unknown":
-            ET.SubElement(tc, "skipped", message=v.why)
+            ET.SubElement(tc, "skipped", message=redact(v.why))
     ET.ElementTree(suite).write(path, encoding="utf-8", xml_declaration=True)

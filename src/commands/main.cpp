@@ -11,7 +11,29 @@
 #include "outputs/crash_sealer.h"
 #include "commands/version.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <string_view>
+
+namespace {
+
+// What was printed on stdout (the table, list, --help) must have landed: a
+// full disk or /dev/full under `> FILE` is one line on stderr and a
+// non-zero status, never a silent exit 0 (docs/operators/outputs.md).
+// A command that already failed has said why in its own line (doctor says
+// its stdout failed itself): its status stands, nothing more is printed.
+int stdout_checked(int code) {
+  errno = 0;
+  if (std::fflush(stdout) == 0 && !std::ferror(stdout)) return code;
+  if (code != 0) return code;
+  const int err = errno;
+  fmt::print(stderr, "gdrbench: writing to stdout failed ({}): what was printed there is lost\n",
+             err ? std::strerror(err) : "a write error");
+  return gdr::kExitRuntime;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // The result file's watcher (src/outputs/crash_sealer.h), started by rank 0 itself.
@@ -31,11 +53,11 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::CallForVersion& e) {
-    return app.exit(e);
+    return stdout_checked(app.exit(e));
   } catch (const CLI::ParseError& e) {
     // CLI11 calls an unknown first word "A subcommand is required": name it.
     if (dynamic_cast<const CLI::RequiredError*>(&e) && argc > 1 && app.get_subcommands().empty()) {
@@ -47,7 +69,7 @@ int main(int argc, char** argv) {
     gdr::usage_error_line(fmt::format("{} (see gdrbench --help)", e.what()));
     return gdr::kExitUsage;
   }
-  if (run->parsed()) return gdr::run_command(run_args, argc, argv);
-  if (list->parsed()) return gdr::list_command();
-  return exit_code;  // doctor and the analysis commands ran as callbacks
+  if (run->parsed()) return stdout_checked(gdr::run_command(run_args, argc, argv));
+  if (list->parsed()) return stdout_checked(gdr::list_command());
+  return stdout_checked(exit_code);  // doctor and the analysis commands ran as callbacks
 }

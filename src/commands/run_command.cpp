@@ -20,9 +20,11 @@
 #include "core/errors.h"
 #include "outputs/hdf5_sink.h"
 #include "outputs/output_lock.h"
+#include "outputs/output_path.h"
 #include "outputs/crash_sealer.h"
 #include "core/shell_quote.h"
 #include "outputs/metadata.h"
+#include "outputs/redaction.h"
 #include "core/library_facts.h"
 #include "sweep/runner.h"
 #include "planning/schedule.h"
@@ -37,7 +39,11 @@ int launcher_rank() { return launcher::rank(); }
 
 void usage_error_line(const std::string& message) {
   if (launcher_rank() == 0) {
-    fmt::print(stderr, "gdrbench: {}\n", message);
+    // One line: control characters of a value given escaped (a newline must not make two).
+    std::string line;
+    for (unsigned char c : redact(message))
+      line += c == '\n' ? std::string("\\n") : c < 0x20 || c == 0x7f ? fmt::format("\\x{:02x}", c) : std::string(1, char(c));
+    fmt::print(stderr, "gdrbench: {}\n", line);
     return;
   }
   // The launcher ends the job at the first non-zero exit; give rank 0 time
@@ -80,44 +86,63 @@ std::unique_ptr<OutputLocks> g_locks;
 // attributes and the link tables; 4 MiB holds those of 256 ranks).
 constexpr std::size_t kCloseReserve = std::size_t(4) << 20;
 
-// Opens the sinks on rank 0; every rank learns whether that worked.
-std::string open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string& output,
-                       std::vector<std::unique_ptr<ResultSink>>& sinks) {
+// Free space the run needs before its first case: the lock's reserve, the
+// first case's times (ranks x iterations x 8 B) and 64 KiB for the file's
+// header, metadata and the case's attributes.
+std::uint64_t first_case_need(const RunPlan& plan, int ranks) {
+  const std::uint64_t iters = plan.cases.empty() ? 0 : static_cast<std::uint64_t>(plan.cases.front().params.iters);
+  return kCloseReserve + iters * static_cast<std::uint64_t>(ranks) * 8 + (std::uint64_t(64) << 10);
+}
+
+// Rank 0's checks of both names and their locks, before any file is created
+// (src/outputs/output_path.h, output_lock.h). Throws UsageError or RunError.
+void check_and_lock(const RunOptions& opt, const std::string& output, std::uint64_t need) {
+  // The names' kinds and folders first (nothing created yet); then both
+  // files locked, by name and by identity, before the exists check and the
+  // first file: a second run given any name of either (--force too) stops
+  // there, touching nothing.
+  if (!opt.json.empty() && same_file(opt.json, output))
+    throw UsageError(fmt::format("--json {} and --output {} name the same file", shell_quote(opt.json),
+                                 shell_quote(output)));
+  for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
+    if (!path->empty())
+      if (std::string why = check_output_path(*path, true, option); !why.empty()) throw UsageError(why);
+  if (std::string why = free_space_shortfall(output, "--output", need); !why.empty()) throw RunError(why);
+  g_locks = std::make_unique<OutputLocks>();
+  g_locks->output.acquire(output, "--output", kCloseReserve);
+  if (!opt.json.empty()) g_locks->json.acquire(opt.json, "--json", 0);
+  for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
+    if (!path->empty())
+      if (std::string why = check_output_path(*path, opt.force, option); !why.empty()) throw UsageError(why);
+}
+
+// Opens the sinks on rank 0; every rank learns whether that worked: "" or
+// the line to print, and the exit status (2 bad input, 3 no space).
+std::pair<std::string, int> open_sinks(Bootstrap& boot, const RunOptions& opt, const std::string& output,
+                                       const RunPlan& plan, std::vector<std::unique_ptr<ResultSink>>& sinks) {
   std::string err;
+  int code = 0;
   if (boot.rank() == 0) {
     try {
-      // The names' folders and kinds first (nothing created yet); then both
-      // names locked before the exists check and the first file: a second
-      // run given either name (--force too) stops there, touching nothing.
-      if (!opt.json.empty() && same_file(opt.json, output))
-        throw UsageError(fmt::format("--json {} and --output {} name the same file", shell_quote(opt.json),
-                                     shell_quote(output)));
-      for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
-        if (!path->empty())
-          if (std::string why = check_output_path(*path, true, option); !why.empty()) throw UsageError(why);
-      g_locks = std::make_unique<OutputLocks>();
-      if (std::string why = g_locks->output.acquire(output, "--output", kCloseReserve); !why.empty())
-        throw UsageError(why);
-      if (!opt.json.empty())
-        if (std::string why = g_locks->json.acquire(opt.json, "--json", 0); !why.empty()) throw UsageError(why);
-      // Every check before the first file is created; the HDF5 sink last, so
-      // that it records a failure of the others (finish()).
-      for (auto [path, option] : {std::pair{&opt.json, "--json"}, {&output, "--output"}})
-        if (!path->empty())
-          if (std::string why = check_output_path(*path, opt.force, option); !why.empty()) throw UsageError(why);
+      check_and_lock(opt, output, first_case_need(plan, boot.size()));
+      // The HDF5 sink last, so that it records a failure of the others (finish()).
       sinks.push_back(make_table_sink());
       if (!opt.json.empty()) sinks.push_back(make_jsonl_sink(opt.json, opt.force, opt.timeout));
+      if (!opt.json.empty()) g_locks->json.hold_created(opt.json, "--json");
       sinks.push_back(make_hdf5_sink(output, opt.force, &g_locks->output));
-      if (std::string why = g_locks->watch.start(output, g_locks->output.fd()); !why.empty())
+      g_locks->output.hold_created(output, "--output");
+      if (std::string why = g_locks->watch.start(output, g_locks->output.fd(), g_locks->output.file_fd()); !why.empty())
         fmt::print(stderr, "gdrbench: warning: no watcher for {} ({}): if rank 0 is killed the file stays "
                    "'running'\n", shell_quote(output), why);
-    } catch (const UsageError& e) {
+    } catch (const std::exception& e) {
       err = e.what();
+      code = dynamic_cast<const UsageError*>(&e) ? kExitUsage : kExitRuntime;
       sinks.clear();
       g_locks.reset();
     }
   }
-  return boot.broadcast(err);
+  err = boot.broadcast(err);
+  return {err, boot.allreduce_max(code)};
 }
 
 // A memory kind asked for but not usable here (no GPU, no driver): say why.
@@ -342,7 +367,10 @@ int run_started(Bootstrap& boot, const RunOptions& opt, int argc, char** argv, d
   std::string output = opt.output.empty() ? default_output(boot) : opt.output;
   output = boot.broadcast(output);  // one name, chosen by rank 0's clock
   std::vector<std::unique_ptr<ResultSink>> sinks;
-  if (std::string err = open_sinks(boot, opt, output, sinks); !err.empty()) return refuse(boot, err);
+  if (auto [err, code] = open_sinks(boot, opt, output, plan, sinks); !err.empty()) {
+    if (boot.rank() == 0) fmt::print(stderr, "gdrbench: {}\n", err);
+    return code;
+  }
   RunMetadata meta = start_metadata(boot, argc, argv);
   record_start(boot, opt, plan, reports, bootstrap_s, meta);
   return run_sweep_to_end(boot, opt, plan, output, sinks, meta);
@@ -361,7 +389,7 @@ int run_started(Bootstrap& boot, const RunOptions& opt, int argc, char** argv, d
     std::_Exit(128 + sig);
   }
   finish(sinks, meta, "interrupted", e.what());
-  fmt::print(stderr, "gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output));
+  fmt::print(stderr, "{}", redact(fmt::format("gdrbench: {}: {}; results so far kept in {}\n", boot.me(), e.what(), shell_quote(output))));
   std::fflush(nullptr);
   std::_Exit(128 + sig);
 }
@@ -430,7 +458,7 @@ int run_sweep_to_end(Bootstrap& boot, const RunOptions& opt, const RunPlan& plan
     return kExitRuntime;
   }
   if (boot.rank() == 0) {
-    fmt::print("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json));
+    fmt::print("{}", redact(fmt::format("# results: {}{}\n", shell_quote(output), opt.json.empty() ? "" : " and " + shell_quote(opt.json))));
     if (totals.wrong)
       fmt::print(stderr, "gdrbench: {} wrong elements: results are NOT correct\n", totals.wrong);
   }

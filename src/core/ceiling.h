@@ -10,9 +10,11 @@
 //    kernel computes from the port's active speed x width (ibv_query_port's
 //    values), / 8.
 //  - copy engines: the copy-d2d/d2h/h2d rows of the same size in this run.
+//  - host shared memory: a memcpy of the row's size class measured in this run.
 // Stages in series: the slowest bounds the path.
 #pragma once
 
+#include <cstddef>
 #include <map>
 #include <optional>
 #include <string>
@@ -46,5 +48,15 @@ std::optional<Ceiling> hca_ceiling(const std::string& sys_root, const std::strin
 Ceiling path_ceiling(const std::vector<std::string>& links, const std::string& sys_root,
                      const std::string& gpu_bdf, const std::map<std::string, double>& copy_gbps,
                      std::vector<std::string>* unknown);
+
+// Host memory: the rate of one memcpy on this process at the size class of `bytes` (the power of
+// two at or above it, 4 KiB to 64 MiB: small classes stay as cache-resident as the rows they bound,
+// and above 64 MiB the copy runs at memory speed already), its best of a few repetitions, measured
+// once a process and class (3 to 8 timings, each of at least 1 MiB of copies, about 20 ms a class;
+// 64 MiB: 128 MiB held meanwhile). `cls` gets the class. The ceiling of a transfer through host
+// shared memory, which copies each byte at least once.
+std::size_t memcpy_class(std::size_t bytes);
+double host_memcpy_gbps(std::size_t bytes, std::size_t* cls = nullptr);
+Ceiling memcpy_ceiling(double gbps, std::size_t cls);  // "memcpy 12.3 GB/s measured (... B, rank 0)"
 
 }  // namespace gdr

@@ -4,6 +4,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -93,6 +94,8 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
   sub->add_flag("--json", o->json, "Print the JSON document (schema: src/doctor/README.md)");
   sub->add_option("-o,--output", o->output, "Also write the JSON document to this file");
   sub->add_flag("--force", o->force, "Overwrite the -o file if it exists");
+  sub->add_flag("--counters", o->probe.counters_only,
+                "Read only the NICs' and ports' error counters (fast; validate reads them before and after its run)");
   sub->add_flag("--local", o->local, "Check this node only, without MPI, even under mpirun/srun");
   sub->add_option("--timeout", o->timeout, "Seconds to wait for the other ranks under MPI")
       ->capture_default_str()
@@ -117,12 +120,16 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
         exit_code = kExitUsage;
         return;
       }
-      // Never overwritten silently; never a FIFO (opening one blocks until a reader comes).
+      // Never overwritten silently; never anything but a regular file (a FIFO blocks until a
+      // reader comes; a device would be written into), nor a name with a control character
+      // (docs/operators/outputs.md).
       struct stat st {};
       const char* why = nullptr;
-      if (stat(o->output.c_str(), &st) == 0) {
-        if (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode) || S_ISDIR(st.st_mode))
-          why = "not a file gdrbench can write without blocking (a FIFO, socket or folder)";
+      if (std::any_of(o->output.begin(), o->output.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }))
+        why = "the name holds a control character; choose a name without one";
+      else if (stat(o->output.c_str(), &st) == 0) {
+        if (!S_ISREG(st.st_mode))
+          why = "not a regular file (a folder, FIFO, socket or device); give a file name";
         else if (!o->force)
           why = "file exists; pass --force to overwrite it";
       }

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <utility>
@@ -37,6 +38,10 @@ struct Report {
   std::string host;
   std::vector<Check> checks;
   std::string verdict;  // ready | degraded | not ready
+  // What `validate` compares across hosts (inventory.cpp): configuration ("net/eth0/mtu" ->
+  // "1500", "unknown" where unreadable) and error counters ("net/eth0/rx_dropped" -> 0).
+  std::vector<std::pair<std::string, std::string>> config;
+  std::vector<std::pair<std::string, std::uint64_t>> counters;
 };
 
 // Exit statuses of `gdrbench doctor` (2 stays "bad input", as everywhere).
@@ -53,6 +58,7 @@ struct Options {
   std::string proc_root = "/proc";
   std::string topology_xml;   // empty: the live topology through hwloc
   bool probe_libraries = true;  // false: do not dlopen NVML/CUDA/verbs/UCX/NCCL
+  bool counters_only = false;   // read the error counters only (no checks, no config)
 };
 
 Report collect_local();

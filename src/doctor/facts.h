@@ -17,6 +17,8 @@ std::string join_path(const std::string& root, const std::string& rel);
 std::optional<std::string> read_line(const std::string& path);  // first line, trimmed
 std::vector<std::string> list_dir(const std::string& path);     // sorted, no . ..
 bool exists(const std::string& path);
+// PCI bus id a sysfs device link points to (walking up past non-PCI parents), "" if none.
+std::string pci_of_link(const std::string& link);
 // "00000000:3B:00.0" or "3b:00.0" -> "0000:3b:00.0"; "" if not a bus id.
 std::string normalize_busid(const std::string& id);
 
@@ -102,6 +104,10 @@ struct GpuFacts {
   int dmabuf_attr = -1;  // CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED
   int nvlinks = -1;        // active NVLinks (nvmlDeviceGetNvLinkState), -1 unknown
   int nvlink_version = 0;  // nvmlDeviceGetNvLinkVersion of the first active link
+  int ecc = -1;            // nvmlDeviceGetEccMode (current): 1 on, 0 off, -1 unknown
+  int persistence = -1;    // nvmlDeviceGetPersistenceMode: 1 on, 0 off, -1 unknown
+  int clock_sm_mhz = -1;   // nvmlDeviceGetApplicationsClock (SM), -1 unknown
+  int clock_mem_mhz = -1;  // the same for the memory clock
 };
 // GB/s per direction of one NVLink of `version` (NVML's numbering: 1 P100,
 // 2 V100, 3 A100, 4 H100/H200, 5 B200), 0 unknown.
@@ -247,6 +253,27 @@ long long bar1_from_resource(const std::string& resource);
 // Whether NVreg_RegistryDwords ("Key=Value;Key=Value") sets PeerMappingOverride to non-zero.
 bool peer_mapping_override_set(const std::string& registry_dwords);
 
+// ---- configuration and error counters (inventory.cpp, netdev_live.cpp) -------------
+struct NetdevFacts {
+  std::string name, kind;        // kind: "veth", "bridge", ... (netlink), "" for a device
+  std::string operstate;         // "up", "down", ...
+  long long mtu = -1, speed_mbps = -1, ifindex = -1;
+  std::string driver, driver_version, firmware, pci;  // "" unknown
+  std::vector<std::pair<std::string, std::uint64_t>> counters;  // rx_dropped, carrier_changes, ...
+};
+// Every netdev but loopback: from <sys>/class/net (a recorded tree), or, on the live machine,
+// from netlink and the ethtool ioctl, which see this process's network namespace (sysfs shows
+// the namespace that mounted it: under `nsenter --net`, another one's devices).
+std::vector<NetdevFacts> read_netdevs_sysfs(const Options& o);
+const std::vector<std::string>& netdev_counter_names();  // rx_dropped, ..., carrier_changes
+bool read_netdevs_live(const Options& o, std::vector<NetdevFacts>& out, std::string& error);
+// <sys>/bus/pci/devices/<bdf>/{current,max}_link_{speed,width}: key suffix -> value.
+std::vector<std::pair<std::string, std::string>> read_pcie_link(const Options& o, const std::string& bdf);
+// The comparable configuration and the error counters of this node (Report::config, counters).
+void read_inventory(const Options& o, const GpuSide* gpu, const RdmaSide* rdma,
+                    std::vector<std::pair<std::string, std::string>>& config,
+                    std::vector<std::pair<std::string, std::uint64_t>>& counters);
+
 // ---- everything -----------------------------------------------------------------
 struct Facts {
   std::string host;
@@ -261,6 +288,7 @@ struct Facts {
   IbgdaFacts ibgda;
 };
 Facts gather(const Options& o);
+std::string hostname();
 std::vector<Check> assess(const Facts& f);  // pure
 void assess_ceiling(const Facts& f, std::vector<Check>& out);  // area "ceiling"
 void assess_gpu_initiated(const Facts& f, std::vector<Check>& out);  // area "gpu-initiated"

@@ -53,6 +53,11 @@ struct Nvml {
       lib.sym<nvmlReturn (*)(nvmlDevice, unsigned, int*)>("nvmlDeviceGetNvLinkState");
   nvmlReturn (*nvlink_version)(nvmlDevice, unsigned, unsigned*) =
       lib.sym<nvmlReturn (*)(nvmlDevice, unsigned, unsigned*)>("nvmlDeviceGetNvLinkVersion");
+  nvmlReturn (*ecc)(nvmlDevice, int*, int*) = lib.sym<nvmlReturn (*)(nvmlDevice, int*, int*)>("nvmlDeviceGetEccMode");
+  nvmlReturn (*persistence)(nvmlDevice, int*) =
+      lib.sym<nvmlReturn (*)(nvmlDevice, int*)>("nvmlDeviceGetPersistenceMode");
+  nvmlReturn (*app_clock)(nvmlDevice, int, unsigned*) =
+      lib.sym<nvmlReturn (*)(nvmlDevice, int, unsigned*)>("nvmlDeviceGetApplicationsClock");
   std::string err(nvmlReturn r) const {
     const char* s = error_string ? error_string(r) : nullptr;
     return s ? fmt::format("{} ({})", s, r) : fmt::format("NVML error {}", r);
@@ -105,6 +110,14 @@ void probe_nvml(GpuSide& g) {
         if (f.nvlinks++ == 0 && n.nvlink_version && n.nvlink_version(dev, l, &v) == 0) f.nvlink_version = static_cast<int>(v);
       }
     }
+    // What operators pin per node and a drifted node lacks: ECC, persistence, application clocks
+    // (NVML_CLOCK_SM 1, NVML_CLOCK_MEM 2). A GPU that cannot answer stays unknown (-1).
+    int cur = 0, pending = 0;
+    if (n.ecc && n.ecc(dev, &cur, &pending) == 0) f.ecc = cur ? 1 : 0;
+    if (n.persistence && n.persistence(dev, &cur) == 0) f.persistence = cur ? 1 : 0;
+    unsigned mhz = 0;
+    if (n.app_clock && n.app_clock(dev, 1, &mhz) == 0) f.clock_sm_mhz = static_cast<int>(mhz);
+    if (n.app_clock && n.app_clock(dev, 2, &mhz) == 0) f.clock_mem_mhz = static_cast<int>(mhz);
     g.gpus.push_back(std::move(f));
   }
   if (n.shutdown) n.shutdown();

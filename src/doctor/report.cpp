@@ -26,7 +26,11 @@ static json check_json(const Check& c) {
 static json report_json(const Report& r) {
   json checks = json::array();
   for (const auto& c : r.checks) checks.push_back(check_json(c));
-  return {{"host", r.host}, {"verdict", r.verdict}, {"exit_code", exit_code(r)}, {"checks", checks}};
+  json config = json::object(), counters = json::object();
+  for (const auto& [k, v] : r.config) config[k] = v;
+  for (const auto& [k, v] : r.counters) counters[k] = v;
+  return {{"host", r.host}, {"verdict", r.verdict}, {"exit_code", exit_code(r)}, {"checks", checks},
+          {"config", config}, {"counters", counters}};
 }
 
 static Report report_from(const json& j) {
@@ -43,6 +47,11 @@ static Report report_from(const json& j) {
       throw std::runtime_error("doctor report: bad status '" + k.status + "'");
     r.checks.push_back(std::move(k));
   }
+  // Optional: documents written before the inventory have neither.
+  if (j.contains("config"))
+    for (const auto& [k, v] : j.at("config").items()) r.config.emplace_back(k, v.get<std::string>());
+  if (j.contains("counters"))
+    for (const auto& [k, v] : j.at("counters").items()) r.counters.emplace_back(k, v.get<std::uint64_t>());
   return r;
 }
 

@@ -139,7 +139,7 @@ static std::string after_colon(const std::string& s) {
 }
 
 // PCI bus id a sysfs device link points to, walking up past non-PCI parents.
-static std::string pci_of_link(const std::string& link) {
+std::string pci_of_link(const std::string& link) {
   std::error_code ec;
   fs::path p = fs::canonical(link, ec);
   if (ec) {

@@ -99,8 +99,8 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--reference", a.references,
                  "reference rows beside ours, comma list: mpi (MPI_Allreduce), nccl, copy "
-                 "(= copy-d2d,copy-d2h,copy-h2d), or none")
-      ->capture_default_str();
+                 "(= copy-d2d,copy-d2h,copy-h2d), or none. Default: mpi, and on device memory the "
+                 "copy rows at the bw/bibw sizes that those rows' %peak and path verdict need");
   sub.add_option("--output", a.output,
                  "HDF5 result file (default results/<UTC time>_<host>_<np>r.h5)");
   sub.add_flag("--force", a.force, "overwrite an existing --output file");
@@ -218,13 +218,15 @@ void validate_checks(const RunArgs& a, RunOptions& o) {
   else if (a.check == "every" || a.check == "1") o.check = CheckMode::every;
   else if (a.check == "none" || a.check == "0") o.check = CheckMode::none;
   else throw UsageError(fmt::format("--check '{}': use after, every (1) or none (0)", a.check));
-  if (a.references == "none") return;
+  o.references_defaulted = a.references.empty();
+  const std::string given = a.references.empty() ? std::string("mpi") : a.references;
+  if (given == "none") return;
   std::vector<std::string> known;
   for (auto& r : reference_registry())
     if (std::find(known.begin(), known.end(), r.name) == known.end()) known.push_back(r.name);
   // "copy" is shorthand for every copy-* row (the copy engines' ceilings).
   std::string refs;
-  for (const std::string& r : split_list(a.references)) {
+  for (const std::string& r : split_list(given)) {
     std::size_t before = refs.size();
     for (auto& k : known)
       if (r == "copy" && k.rfind("copy-", 0) == 0) refs += k + ",";

@@ -32,7 +32,7 @@ struct RunArgs {
   std::string budget;  // --budget DURATION; empty: none
   std::string datatypes = "float", ops = "sum";
   std::string check = "after";
-  std::string references = "mpi";
+  std::string references;  // empty: not given (mpi, and the copy rows device bw rows' verdicts need)
   std::string output, json;
   bool force = false;
   double timeout = 60;
@@ -49,6 +49,10 @@ struct RunArgs {
 struct RunOptions {
   std::vector<std::string> tests, transports, references;
   bool transports_defaulted = false;
+  // No --reference given: beside mpi, the plan adds the copy rows (copy-d2d, copy-d2h, copy-h2d)
+  // at the sizes of device bw/bibw rows, whose %peak and path-by-speed verdict need them
+  // (src/planning/plan.cpp). --reference none (or any list) leaves them out.
+  bool references_defaulted = false;
   std::vector<MemKind> mems;
   std::vector<Path> paths;
   std::vector<std::size_t> sizes;

@@ -19,10 +19,10 @@ extern char** environ;
 
 namespace gdr {
 
-std::string SealWatch::start(const std::string& path, int lock_fd) {
+std::string SealWatch::start(const std::string& path, int lock_fd, int file_fd) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) != 0) return fmt::format("pipe: {}", std::strerror(errno));
-  // Above the fds the child is given (3, 4), so that no dup2 clobbers another.
+  // Above the fds the child is given (3, 4, 5), so that no dup2 clobbers another.
   int rd = fcntl(p[0], F_DUPFD_CLOEXEC, 10), wr = fcntl(p[1], F_DUPFD_CLOEXEC, 10);
   close(p[0]);
   close(p[1]);
@@ -36,6 +36,7 @@ std::string SealWatch::start(const std::string& path, int lock_fd) {
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, lock_fd, 3);
   posix_spawn_file_actions_adddup2(&fa, rd, 4);
+  posix_spawn_file_actions_adddup2(&fa, file_fd >= 0 ? file_fd : lock_fd, 5);
   for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&fa, fd, "/dev/null", fd ? O_WRONLY : O_RDONLY, 0);
   posix_spawnattr_t at;
   posix_spawnattr_init(&at);
@@ -73,7 +74,7 @@ int seal_watch_main(int argc, char** argv) {
   // Every other fd rank 0 had open without O_CLOEXEC (HDF5's own, which
   // holds HDF5's lock on the file; MPI's sockets) goes: else the watcher
   // itself would keep the file locked against its own sealing.
-  close_range(5, ~0U, 0);
+  close_range(6, ~0U, 0);  // 5: the file itself, its lock by identity
   for (int s : {SIGINT, SIGTERM, SIGHUP}) signal(s, SIG_IGN);  // it must outlive the job's stop
   std::string got;
   char buf[512];

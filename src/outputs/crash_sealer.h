@@ -14,9 +14,9 @@ namespace gdr {
 
 class SealWatch {
  public:
-  // Starts the watcher for the HDF5 file `path`; `lock_fd` (the output
-  // lock) is shared with it. Best effort: "" when started, else why not.
-  std::string start(const std::string& path, int lock_fd);
+  // Starts the watcher for the HDF5 file `path`; `lock_fd` and `file_fd`
+  // (the output lock, by name and by identity) are shared with it. Best effort: "" when started, else why not.
+  std::string start(const std::string& path, int lock_fd, int file_fd);
   // The file is final: the watcher exits without touching it.
   void closed();
 
@@ -25,7 +25,7 @@ class SealWatch {
 };
 
 // The watcher's own entry (`gdrbench --seal-watch PATH`, started by start()):
-// fd 3 the lock, fd 4 the pipe.
+// fd 3 the lock, fd 4 the pipe, fd 5 the file (its lock by identity).
 int seal_watch_main(int argc, char** argv);
 
 }  // namespace gdr

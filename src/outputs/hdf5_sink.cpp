@@ -13,6 +13,8 @@
 #include "verdicts/link_matrix.h"
 #include "outputs/metadata.h"
 #include "outputs/output_lock.h"
+#include "outputs/output_path.h"
+#include "outputs/redaction.h"
 #include "core/shell_quote.h"
 
 namespace gdr {
@@ -38,7 +40,8 @@ void check(herr_t rc, const char* call) {
   }
 }
 
-void attr_str(hid_t obj, const char* name, const std::string& v) {
+// Strings the build made (version, commit): stored as they are.
+void attr_raw(hid_t obj, const char* name, const std::string& v) {
   H5Id type{H5Tcopy(H5T_C_S1), H5Tclose};
   H5Tset_size(type, H5T_VARIABLE);
   H5Tset_cset(type, H5T_CSET_UTF8);
@@ -48,6 +51,9 @@ void attr_str(hid_t obj, const char* name, const std::string& v) {
   const char* p = v.c_str();
   check(H5Awrite(a, type, &p), "H5Awrite");
 }
+
+// Every other string attribute goes through the one redaction (src/outputs/redaction.h).
+void attr_str(hid_t obj, const char* name, const std::string& v) { attr_raw(obj, name, redact(v)); }
 
 template <typename T>
 void attr_num(hid_t obj, const char* name, T v) {
@@ -212,8 +218,8 @@ class Hdf5Sink final : public ResultSink {
   }
 
   void write_run_attrs(const RunMetadata& m) {
-    attr_str(file_, "gdrbench_version", m.version);
-    attr_str(file_, "git_commit", m.git_commit);
+    attr_raw(file_, "gdrbench_version", m.version);
+    attr_raw(file_, "git_commit", m.git_commit);
     attr_str(file_, "command_line", m.command_line);
     attr_str(file_, "start_utc", m.start_utc);
     attr_str(file_, "end_utc", m.end_utc);
@@ -283,51 +289,6 @@ class Hdf5Sink final : public ResultSink {
 };
 
 }  // namespace
-
-std::string check_output_path(const std::string& path, bool force, const char* option) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const std::string shown = shell_quote(path);
-  if (fs::exists(path, ec) && !force)
-    return fmt::format("{} {}: file exists; pass --force to overwrite it", option, shown);
-  if (fs::is_directory(path, ec)) return fmt::format("{} {}: is a folder", option, shown);
-  // HDF5 seeks: a FIFO or device there would hang or fail mid-run (--json
-  // takes a FIFO with --force: it is opened without blocking).
-  if (fs::exists(path, ec) && !fs::is_regular_file(path, ec) && std::string_view(option) == "--output")
-    return fmt::format("{} {}: not a regular file (a FIFO or device); HDF5 needs a file", option, shown);
-  fs::path dir = fs::path(path).parent_path();
-  if (dir.empty()) dir = ".";
-  if (!fs::is_directory(dir, ec))
-    return fmt::format("{} {}: folder {} does not exist", option, shown, shell_quote(dir.string()));
-  if (access(dir.c_str(), W_OK) != 0)
-    return fmt::format("{} {}: folder {} is not writable ({})", option, shown, shell_quote(dir.string()),
-                       std::strerror(errno));
-  return {};
-}
-
-namespace {
-// The file a path will write: its links followed (dangling ones too: opening
-// one creates its target), its folder made canonical.
-std::filesystem::path write_target(std::filesystem::path p) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  p = fs::absolute(p, ec);
-  for (int hops = 0; hops < 40 && fs::is_symlink(p, ec); ++hops) {
-    fs::path t = fs::read_symlink(p, ec);
-    if (ec) break;
-    p = t.is_absolute() ? t : p.parent_path() / t;
-  }
-  fs::path dir = fs::weakly_canonical(p.parent_path(), ec);
-  return (ec ? p.parent_path() : dir) / p.filename();
-}
-}  // namespace
-
-bool same_file(const std::string& a, const std::string& b) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(a, ec) && fs::exists(b, ec) && fs::equivalent(a, b, ec)) return true;  // hard links
-  return write_target(a) == write_target(b);
-}
 
 void seal_abandoned_file(const std::string& path, const std::string& status, const std::string& error) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);

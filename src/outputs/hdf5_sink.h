@@ -24,11 +24,4 @@ std::unique_ptr<ResultSink> make_hdf5_sink(const std::string& path, bool force, 
 // `status` and `error`, loses a case cut short; any other file is untouched.
 void seal_abandoned_file(const std::string& path, const std::string& status, const std::string& error);
 
-// Checks up front, on rank 0, that `path` (given as `option`: --output,
-// --json) can be written: "" when fine, else the problem in one line.
-std::string check_output_path(const std::string& path, bool force, const char* option);
-
-// Whether two paths name one file (links and "./" included), existing or not.
-bool same_file(const std::string& a, const std::string& b);
-
 }  // namespace gdr

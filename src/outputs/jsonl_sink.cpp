@@ -16,6 +16,7 @@
 #include "core/signals.h"
 #include "core/shell_quote.h"
 #include "record/json_text.h"
+#include "outputs/redaction.h"
 
 namespace gdr {
 namespace {
@@ -65,9 +66,9 @@ class JsonlSink final : public ResultSink {
     line += "}\n";
     // Written row by row (a run that dies keeps its rows), and checked: a
     // full disk is a failed run, never a silent loss.
-    write_all(line);
+    write_all(redact(line));
   }
-  void event(const std::string& object) override { write_all(object + "\n"); }
+  void event(const std::string& object) override { write_all(redact(object) + "\n"); }
   void end(const RunMetadata&) override {
     if (fd_ < 0) return;
     int fd = fd_;

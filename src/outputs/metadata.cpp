@@ -23,12 +23,14 @@ std::string utc_now(bool compact) {
 }
 
 std::string join_command_line(int argc, char** argv) {
+  // Each word redacted before it is quoted (a secret inside one word), then the
+  // line (a flag and its value in two words: --password x, sshpass -p x).
   std::string s;
   for (int i = 0; i < argc; ++i) {
     if (i) s += ' ';
-    s += shell_quote(argv[i]);  // pastes back into a shell, newlines and quotes included
+    s += shell_quote(redact(argv[i]));  // pastes back into a shell, newlines and quotes included
   }
-  return s;
+  return redact(s);
 }
 
 namespace {

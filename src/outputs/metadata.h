@@ -11,6 +11,8 @@ namespace gdr {
 // "2026-11-29T14:35:19Z"; `compact` gives "20261129T143519" for file names.
 std::string utc_now(bool compact = false);
 
+// The command line as a shell reads it back, through the one redaction
+// (src/outputs/redaction.h): a secret in a word, or in a flag and its value.
 std::string join_command_line(int argc, char** argv);
 
 // Bounds on what the file keeps of the environment (HDF5 attributes, and a

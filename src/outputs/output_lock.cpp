@@ -9,11 +9,13 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/errors.h"
 #include "core/shell_quote.h"
+#include "outputs/output_path.h"
 
 namespace gdr {
 
-std::string lock_path_for(const std::string& path) { return path + ".lock"; }
+std::string lock_path_for(const std::string& path) { return write_target(path) + ".lock"; }
 
 namespace {
 
@@ -33,27 +35,35 @@ bool still_at(int fd, const std::string& path) {
   return fstat(fd, &a) == 0 && stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+// An exclusive OFD lock on the whole of `fd` (shared by every name of its file); false when held.
+bool lock_whole(int fd) {
+  struct flock fl {};
+  fl.l_type = F_WRLCK;
+  fl.l_whence = SEEK_SET;
+  return fcntl(fd, F_OFD_SETLK, &fl) == 0;
+}
+
 }  // namespace
 
-std::string OutputLock::acquire(const std::string& path, const char* option, std::size_t reserve) {
+void OutputLock::lock_name(const std::string& path, const char* option) {
   const std::string lp = lock_path_for(path);
   for (int attempt = 0; attempt < 5; ++attempt) {
     int fd = open(lp.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
     if (fd < 0)
-      return fmt::format("{} {}: cannot create its lock file {} ({})", option, shell_quote(path),
-                         shell_quote(lp), std::strerror(errno));
+      throw UsageError(fmt::format("{} {}: cannot create its lock file {} ({})", option, shell_quote(path),
+                                   shell_quote(lp), std::strerror(errno)));
     struct stat st {};
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       close(fd);
-      return fmt::format("{} {}: its lock file {} is not a regular file", option, shell_quote(path),
-                         shell_quote(lp));
+      throw UsageError(fmt::format("{} {}: its lock file {} is not a regular file", option, shell_quote(path),
+                                   shell_quote(lp)));
     }
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
       std::string who = holder_of(fd);
       close(fd);
-      return fmt::format("{} {}: another run is writing it ({}, holding {}); nothing was touched, "
-                         "--force included: wait for it or choose another name",
-                         option, shell_quote(path), who.empty() ? "a process" : who, shell_quote(lp));
+      throw UsageError(fmt::format("{} {}: another run is writing it ({}, holding {}); nothing was touched, "
+                                   "--force included: wait for it or choose another name",
+                                   option, shell_quote(path), who.empty() ? "a process" : who, shell_quote(lp)));
     }
     if (!still_at(fd, lp)) {  // removed by its last holder as we opened it: take the new one
       close(fd);
@@ -62,15 +72,51 @@ std::string OutputLock::acquire(const std::string& path, const char* option, std
     char host[256] = {};
     gethostname(host, sizeof host - 1);
     std::string me = fmt::format("pid {} on {}\n", getpid(), host);
-    if (ftruncate(fd, 0) == 0 && pwrite(fd, me.data(), me.size(), 0) == static_cast<ssize_t>(me.size()) &&
-        reserve > 0)
-      posix_fallocate(fd, static_cast<off_t>(me.size()), static_cast<off_t>(reserve));  // best effort
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, me.data(), me.size(), 0) != static_cast<ssize_t>(me.size()))
+      (void)0;  // the holder's line is a courtesy; the flock is the lock
     fd_ = fd;
     lock_path_ = lp;
-    return {};
+    return;
   }
-  return fmt::format("{} {}: its lock file {} keeps being replaced by another run", option, shell_quote(path),
-                     shell_quote(lp));
+  throw UsageError(fmt::format("{} {}: its lock file {} keeps being replaced by another run", option,
+                               shell_quote(path), shell_quote(lp)));
+}
+
+void OutputLock::lock_file(const std::string& path, const char* option) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;  // nothing there yet, or a FIFO (--json)
+  int fd = open(path.c_str(), O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) return;  // the sink's own open says why
+  if (!lock_whole(fd)) {
+    close(fd);
+    throw UsageError(fmt::format("{} {}: another run is writing this file under another name (a link to it); "
+                                 "nothing was touched, --force included: wait for it or choose another name",
+                                 option, shell_quote(path)));
+  }
+  file_fd_ = fd;
+}
+
+void OutputLock::reserve_space(const std::string& path, const char* option, std::size_t reserve) {
+  const off_t at = 64;  // past the holder's line
+  if (int rc = posix_fallocate(fd_, at, static_cast<off_t>(reserve)); rc == ENOSPC || rc == EDQUOT)
+    throw RunError(fmt::format("{} {}: cannot reserve {} KiB beside it for closing the file ({}); nothing was "
+                               "written: free some space or choose another folder",
+                               option, shell_quote(path), reserve >> 10, std::strerror(rc)));
+}
+
+void OutputLock::acquire(const std::string& path, const char* option, std::size_t reserve) {
+  try {
+    lock_name(path, option);
+    lock_file(path, option);
+    if (reserve > 0) reserve_space(path, option, reserve);
+  } catch (...) {
+    release();
+    throw;
+  }
+}
+
+void OutputLock::hold_created(const std::string& path, const char* option) {
+  if (file_fd_ < 0) lock_file(path, option);
 }
 
 void OutputLock::release_reserve() {
@@ -78,6 +124,8 @@ void OutputLock::release_reserve() {
 }
 
 void OutputLock::release() {
+  if (file_fd_ >= 0) close(file_fd_);
+  file_fd_ = -1;
   if (fd_ < 0) return;
   unlink(lock_path_.c_str());  // while held: a newcomer that opened it sees it gone (still_at)
   close(fd_);

@@ -1,12 +1,64 @@
 #include "outputs/redaction.h"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <map>
 #include <regex>
-#include <string>
+#include <stdexcept>
 #include <vector>
 
 namespace gdr {
 namespace {
+
+// results/gdranalysis/redaction_shapes.tsv, as CMake read it.
+constexpr const char* kTable =
+#include "redaction_shapes.inc"
+    ;
+
+struct Rule {
+  std::string kind;
+  std::regex rx;
+  unsigned groups;
+};
+struct Table {
+  std::vector<std::pair<std::string, std::string>> keys;  // (kind, word)
+  std::vector<Rule> rules;
+};
+
+std::vector<std::string> split(std::string_view s, char sep) {
+  std::vector<std::string> out(1);
+  for (char c : s) {
+    if (c == sep) out.emplace_back();
+    else out.back() += c;
+  }
+  return out;
+}
+
+const Table& table() {
+  static const Table t = [] {
+    Table t;
+    std::vector<std::string> header;
+    for (const std::string& line : split(kTable, '\n')) {
+      if (line.empty() || line[0] == '#') continue;
+      std::vector<std::string> cells = split(line, '\t');
+      if (header.empty()) { header = cells; continue; }
+      std::map<std::string, std::string> row;
+      for (std::size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+      const std::string& kind = row["kind"];
+      if (kind.rfind("key-", 0) == 0) {
+        t.keys.emplace_back(kind, row["pattern"]);
+        continue;
+      }
+      auto flags = std::regex::ECMAScript;
+      if (row["flags"].find('i') != std::string::npos) flags |= std::regex::icase;
+      std::regex rx(row["pattern"], flags);
+      t.rules.push_back({kind, rx, static_cast<unsigned>(rx.mark_count())});
+    }
+    return t;
+  }();
+  return t;
+}
 
 std::string upper(std::string_view s) {
   std::string u(s);
@@ -27,121 +79,109 @@ std::vector<std::string> words(const std::string& name) {
   return out;
 }
 
-bool starts(const std::string& w, const char* p) { return w.rfind(p, 0) == 0; }
-bool ends(const std::string& w, std::string_view s) {
-  return w.size() >= s.size() && w.compare(w.size() - s.size(), s.size(), s) == 0;
+bool has(const std::string& s, int (*is)(int)) {
+  return std::any_of(s.begin(), s.end(), [is](char c) { return is(static_cast<unsigned char>(c)) != 0; });
+}
+bool mixed(const std::string& s) { return has(s, std::isupper) && has(s, std::islower) && has(s, std::isdigit); }
+
+double bits(const std::string& s) {
+  std::map<char, int> n;
+  for (char c : s) ++n[c];
+  double h = 0;
+  for (auto& [c, k] : n) h -= double(k) / s.size() * std::log2(double(k) / s.size());
+  return h;
+}
+
+bool is_secret(const Rule& r, const std::smatch& m) {
+  if (r.kind == "param") return looks_secret(m.str(2));
+  if (r.kind == "shape") return true;
+  const std::string cand = m.str(2);
+  if (r.kind == "hex") {
+    static const std::regex uuid(
+        R"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})");
+    return std::count_if(cand.begin(), cand.end(), [](char c) { return c != '-'; }) >= 32 &&
+           !std::regex_match(cand, uuid);
+  }
+  if (r.kind == "mixed") {  // a path's run: one of its /-parts of 12 or more mixes upper and lower case
+    const std::vector<std::string> parts = split(cand, '/');
+    return mixed(cand) && (parts.size() == 1 || std::any_of(parts.begin(), parts.end(), [](const std::string& x) {
+                             return x.size() >= 12 && has(x, std::isupper) && has(x, std::islower);
+                           }));
+  }
+  if (r.kind == "entropy") {
+    std::string core = cand;
+    while (!core.empty() && core.back() == '=') core.pop_back();
+    return mixed(cand) && !core.empty() && bits(core) >= 3.0;
+  }
+  throw std::logic_error("redaction_shapes.tsv: unknown kind " + r.kind);
+}
+
+// Leftmost matches from `pos` on; a param whose key is not a credential is
+// passed over up to its value only (the value may hold the next key=value).
+std::string apply_rule(const Rule& r, const std::string& line) {
+  std::string out;
+  std::size_t at = 0, pos = 0;
+  bool changed = false;
+  while (pos <= line.size()) {
+    std::smatch m;
+    auto flags = pos ? std::regex_constants::match_prev_avail | std::regex_constants::match_not_bol
+                     : std::regex_constants::match_default;
+    if (!std::regex_search(line.begin() + static_cast<std::ptrdiff_t>(pos), line.end(), m, r.rx, flags)) break;
+    const std::size_t start = pos + static_cast<std::size_t>(m.position(0));
+    const std::size_t end = start + static_cast<std::size_t>(m.length(0));
+    if (!is_secret(r, m)) {
+      std::size_t next = end;
+      if (r.kind == "param") next = pos + static_cast<std::size_t>(m.position(3) + m.length(3));
+      pos = std::max(next, start + 1);
+      continue;
+    }
+    pos = std::max(end, start + 1);
+    std::string keep = r.kind == "param" ? m.str(1) + m.str(2) + m.str(3) : m.str(1);
+    std::string after = r.kind != "param" && r.groups >= 3 ? m.str(3) : "";
+    out += line.substr(at, start - at) + keep + std::string(kRedacted) + after;
+    at = end;
+    changed = true;
+  }
+  return changed ? out + line.substr(at) : line;
+}
+
+std::string redact_line(const std::string& line) {
+  if (line.size() > kRedactMaxLine)
+    return std::string(kRedacted) + " (a line of " + std::to_string(line.size()) + " bytes, over " +
+           std::to_string(kRedactMaxLine) + ": not stored)";
+  std::string s = line;
+  for (const Rule& r : table().rules) s = apply_rule(r, s);
+  return s;
 }
 
 }  // namespace
 
 bool looks_secret(std::string_view name) {
   const std::string u = upper(name);
-  if (u.find("PRECONDITION_TRANSPORTS") != std::string::npos) return true;  // Open MPI's job key
-  // Inside a word, too: APIKEY, SSHKEY, ACCESSTOKEN, DBPASSWORD.
-  for (const char* part : {"TOKEN", "SECRET", "PASSW", "PASSPHRASE", "KEY", "CRED", "COOKIE", "PRIVATE",
-                           "SIGNATURE", "BEARER", "HMAC", "MUNGE"})
-    if (u.find(part) != std::string::npos) return true;
-  // Whole words or their starts only: AUTH (AUTHORIZATION), CERT (CERTIFICATE);
-  // short ones must be the whole word (PASS, but not BYPASS or PASSES).
-  for (const std::string& w : words(u)) {
-    if (starts(w, "AUTH") || starts(w, "CERT") || starts(w, "TICKET") || starts(w, "LOGIN"))
+  const std::vector<std::string> ws = words(u);
+  auto any = [&](auto pred) { return std::any_of(ws.begin(), ws.end(), pred); };
+  for (const auto& [kind, word] : table().keys) {
+    if (kind == "key-part" && u.find(word) != std::string::npos) return true;
+    if (kind == "key-start" && any([&](const std::string& w) { return w.rfind(word, 0) == 0; })) return true;
+    if (kind == "key-word" && any([&](const std::string& w) { return w == word; })) return true;
+    if (kind == "key-end" &&
+        any([&](const std::string& w) { return w.size() >= word.size() && w.compare(w.size() - word.size(), word.size(), word) == 0; }))
       return true;
-    for (const char* whole : {"PASS", "PWD", "SALT", "NONCE", "JWT", "OTP", "PIN"})
-      if (w == whole) return true;
-    if (ends(w, "PWD")) return true;  // USERPWD (not ...PASS: BYPASS)
   }
   return false;
 }
 
-namespace {
-
-// Parameters inside a longer value: "a=1&password=x", "--token=x",
-// "--passwd x", "db:user=me;pwd=x", "-H Authorization:x": a key or flag that
-// names a credential, followed by a value.
-bool has_secret_parameter(std::string_view v) {
-  std::vector<std::string> tokens(1);
-  for (char c : v) {
-    if (std::isspace(static_cast<unsigned char>(c)) || c == '&' || c == '?' || c == ';' || c == ',' || c == '"' ||
-        c == '\'') {
-      if (!tokens.back().empty()) tokens.emplace_back();
-    } else {
-      tokens.back() += c;
-    }
+std::string redact(std::string_view text) {
+  std::string out;
+  bool first = true;
+  for (const std::string& line : split(text, '\n')) {
+    if (!first) out += '\n';
+    first = false;
+    out += redact_line(line);
   }
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    const std::string& t = tokens[i];
-    const std::size_t sep = t.find_first_of("=:");
-    std::string key = t.substr(0, sep);
-    const bool flag = key.rfind('-', 0) == 0;
-    key.erase(0, key.find_first_not_of('-'));
-    if (key.empty() || !looks_secret(key)) continue;
-    if (sep != std::string::npos && sep + 1 < t.size()) return true;                 // key=value
-    if (flag && sep == std::string::npos && i + 1 < tokens.size() && !tokens[i + 1].empty()) return true;  // --flag value
-  }
-  return false;
+  return out;
 }
 
-}  // namespace
-
-bool value_looks_secret(std::string_view value) {
-  const std::string v(value);
-  if (has_secret_parameter(v)) return true;
-  // A URL with a password, looked at around each "://" only: the pattern
-  // costs time quadratic in a run of letters, and values may be long.
-  static const std::regex url(R"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@)");
-  int urls = 0;
-  for (std::size_t at = v.find("://"); at != std::string::npos; at = v.find("://", at + 3)) {
-    if (++urls > 16) return true;  // too many to look at: left out, as a secret would be
-    const std::size_t from = at > 32 ? at - 32 : 0;
-    if (v.find('@', at) != std::string::npos && std::regex_search(v.substr(from, 32 + 256), url)) return true;
-  }
-  static const std::regex patterns[] = {
-      // user:password@host without a scheme
-      std::regex(R"((^|[\s,;=])[^/\s:@,;=]+:[^/\s@,;=]+@[A-Za-z0-9.-]+)"),
-      std::regex(R"((^|\s)(Bearer|Basic|Token|Digest)\s+\S{8,})", std::regex::icase),
-      std::regex(R"(-----BEGIN )"),
-      std::regex(R"((ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,})"),
-      std::regex(R"(github_pat_[A-Za-z0-9_]{20,})"),
-      std::regex(R"(glpat-[A-Za-z0-9_-]{16,})"),
-      std::regex(R"(xox[abposr]-[A-Za-z0-9-]{10,})"),
-      std::regex(R"((AKIA|ASIA)[A-Z0-9]{16})"),
-      std::regex(R"(sk-[A-Za-z0-9_-]{20,})"),
-      std::regex(R"(hf_[A-Za-z0-9]{20,})"),
-      std::regex(R"(eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.)"),
-  };
-  // Each needs a character it matches literally: most values skip them all.
-  static const char* const needs[] = {"@", "", "-----", "_", "github_pat_", "glpat-", "xox", "A", "sk-", "hf_", "eyJ"};
-  for (std::size_t i = 0; i < std::size(patterns); ++i)
-    if (v.find(needs[i]) != std::string::npos && std::regex_search(v, patterns[i])) return true;
-  // GPU-/MIG- UUIDs name devices, not keys: blank them before the hex rule.
-  static const std::regex uuid(
-      R"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})");
-  const std::string rest = std::regex_replace(v, uuid, " ");
-  // Runs of hex digits (dashes between them allowed, as in Open MPI's
-  // "hex16-hex16" job key) holding 32 or more hex digits.
-  int hex = 0;
-  for (char c : rest) {
-    if (std::isxdigit(static_cast<unsigned char>(c))) ++hex;
-    else if (c != '-') hex = 0;
-    if (hex >= 32) return true;
-  }
-  // A long run of letters and digits mixing upper, lower and digits.
-  int len = 0;
-  bool up = false, low = false, dig = false;
-  for (std::size_t i = 0; i <= rest.size(); ++i) {
-    unsigned char c = i < rest.size() ? rest[i] : ' ';
-    if (std::isalnum(c) || c == '+' || c == '/' || c == '=') {
-      ++len;
-      up |= std::isupper(c) != 0;
-      low |= std::islower(c) != 0;
-      dig |= std::isdigit(c) != 0;
-    } else {
-      if (len >= 24 && up && low && dig) return true;
-      len = 0;
-      up = low = dig = false;
-    }
-  }
-  return false;
-}
+bool value_looks_secret(std::string_view value) { return redact(value) != value; }
 
 }  // namespace gdr

@@ -1,30 +1,33 @@
-// What the result file's /environment never stores. A variable is dropped
-// when its name says it holds a credential, or its value looks like one,
-// whatever the name: the rule is about what the text is, not a list of
-// known variables.
+// The one redaction of every string gdrbench stores or prints: the command
+// line, the environment, HDF5 attributes, JSON Lines, the table's notes and
+// error lines. What it removes is one table, results/gdranalysis/redaction_shapes.tsv,
+// compiled in here by CMake and read by the Python analysis
+// (results/gdranalysis/redaction.py), which applies it the same way; every row
+// has a case in tests/unit/redaction_cases.tsv that both sides must pass.
 #pragma once
 
+#include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace gdr {
 
-// Names: any '_'-separated word (or run of words) of the name, in any case,
-// that names a credential: TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, PASS,
-// PWD, KEY (APIKEY, PKEY, ...), CRED*, AUTH*, COOKIE, PRIVATE, CERT*,
-// SIGNATURE, BEARER, SALT, NONCE, JWT, OTP, PIN, HMAC, TICKET, LOGIN,
-// MUNGE, and Open MPI's per-job transport key (OMPI_MCA_*precondition_transports).
+// The marker that replaces each secret.
+inline constexpr std::string_view kRedacted = "REDACTED";
+// A line longer than this is not looked at: it is replaced whole, as a secret
+// would be (the regex engine recurses once per character matched).
+inline constexpr std::size_t kRedactMaxLine = 4096;
+
+// A name that names a credential (the table's key-* rows: TOKEN, PASSW, KEY,
+// AUTH*, whole words PASS, PIN, SIG, ...): environment names, keys of
+// key=value, flags.
 bool looks_secret(std::string_view name);
 
-// Values: a parameter inside the value whose key or flag names a credential
-// (as looks_secret) and has a value ("x?token=..", "--password=..",
-// "--passwd ..", "user=me;pwd=.."); a URL or address with a password (scheme://user:pass@host), an
-// HTTP authorization (Bearer/Basic ...), a PEM block (-----BEGIN), the
-// shapes of well-known tokens (GitHub ghp_/github_pat_, GitLab glpat-,
-// Slack xox?-, AWS AKIA/ASIA, OpenAI sk-, Hugging Face hf_, JWTs eyJ...),
-// 32 or more hex digits in one run (a key; GPU and MIG UUIDs excepted), and
-// any run of 24 or more letters and digits that mixes upper case, lower case
-// and digits (a random token; words, paths and names do not mix all three
-// in one long run without a separator).
+// `text` with every secret the table's other rows find replaced by REDACTED,
+// line by line, row by row in the table's order.
+std::string redact(std::string_view text);
+
+// A value redact() would change.
 bool value_looks_secret(std::string_view value);
 
 }  // namespace gdr

@@ -9,6 +9,7 @@
 #include "record/case_fields.h"
 #include "record/results.h"
 #include "core/stats.h"
+#include "outputs/redaction.h"
 
 namespace gdr {
 
@@ -69,14 +70,17 @@ class TableSink final : public ResultSink {
     if (r.peak_gbps <= 0 && !r.peak_why.empty() && noted_.insert(r.peak_why).second)
       note(fmt::format("%peak '-' for {} over {} ({} memory): {}", c.test, c.transport, mem_name(c.mem),
                        r.peak_why));
+    if (r.peak_gbps > 0 && !r.peak_why.empty() && noted_.insert(r.peak_why).second)
+      note(fmt::format("%peak {:.0f} for {} over {} ({} memory, {} B and others like it): {}", r.pct_peak, c.test,
+                       c.transport, mem_name(c.mem), c.bytes, r.peak_why));
     std::fflush(stdout);
   }
   void note(const std::string& n) override {
-    fmt::print("# note: {}\n", n);
+    fmt::print("# note: {}\n", redact(n));
     std::fflush(stdout);
   }
   void end(const RunMetadata& m) override {
-    for (auto& v : m.verdict) fmt::print("# verdict: {}\n", v);
+    for (auto& v : m.verdict) fmt::print("# verdict: {}\n", redact(v));
     fmt::print("# {} run ({} ranks); '*' marks a library's own collective (reference row)\n",
                m.status, m.ranks);
   }

@@ -3,6 +3,7 @@
 #include "planning/plan.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
@@ -135,6 +136,10 @@ void plan_patterns(const RunOptions& o, const TestInfo& ti, const patterns::Layo
   }
 }
 
+// The default copy rows' bounds (Planner::default_copies): timed seconds a case, bytes a window.
+constexpr double kCopyCaseTime = 0.2;
+constexpr std::size_t kCopyWindowBytes = std::size_t{1} << 30;
+
 // Lays out every case of the run, in the order it will execute, with skip notes (each once).
 class Planner {
  public:
@@ -145,6 +150,7 @@ class Planner {
       const TestInfo& ti = *find_test(test);
       const bool p2p = ti.traits.point_to_point();
       for (MemKind mem : o_.mems) {
+        if (p2p && ti.traits.kind == TestKind::bandwidth) default_copies(mem);
         std::vector<Path> paths = mem == MemKind::host ? std::vector<Path>{Path::direct} : o_.paths;
         for (Path path : paths) {
           std::vector<std::pair<DType, Op>> kinds;
@@ -161,6 +167,52 @@ class Planner {
  private:
   void note(std::string s) {
     if (noted_.insert(s).second) notes_.push_back(std::move(s));
+  }
+
+  // No --reference given: the copy rows the verdicts of device bw/bibw rows need, once a run, at
+  // every size, before the first such rows. copy-d2d bounds a direct transfer between ranks of
+  // one GPU (its %peak), copy-d2h and copy-h2d the staged path and any bytes over the PCIe link,
+  // and the slower of the two is what a row's speed must beat for its path to be called direct
+  // when the transport cannot say (src/verdicts/path_record.cpp). Copies move no data through a
+  // transport, so they run once, on the direct path, whatever --path says. They are kept cheap:
+  // at most kCopyCaseTime of timed work and windows of at most kCopyWindowBytes.
+  void default_copies(MemKind mem) {
+    if (!o_.references_defaulted || mem != MemKind::cuda || !copied_.insert(mem).second) return;
+    const TestInfo& bw = *find_test("bw");
+    const int n = in_.layout.ranks;
+    std::vector<std::string> names;
+    for (const char* name : {"copy-d2d", "copy-d2h", "copy-h2d"}) {
+      if (!find_reference(name, "bw")) continue;  // built without CUDA: -m cuda is refused before
+      names.push_back(name);
+      for (std::size_t bytes : o_.sizes) {
+        CaseParams r = base_params(o_, in_, bw, mem, Path::direct);
+        r.count = r.bytes = bytes;
+        r.dtype = DType::f32;  // as the p2p rows: one stretch with them (order_rounds_first)
+        r.op = Op::sum;
+        r.src = 0;
+        r.dst = n / 2;
+        if (bw.complete) bw.complete(r, o_.sizes.back(), n);
+        if (o_.iters == 0 || o_.warmup < 0) {
+          IterCounts counts = bw.auto_iters ? bw.auto_iters(bytes) : IterCounts{};
+          if (o_.iters == 0) r.iters = counts.iters;
+          if (o_.warmup < 0) r.warmup = counts.warmup;
+        }
+        r.case_time = std::min(r.case_time, kCopyCaseTime);
+        r.window = static_cast<int>(std::clamp<std::size_t>(kCopyWindowBytes / std::max<std::size_t>(bytes, 1), 1,
+                                                            static_cast<std::size_t>(o_.window)));
+        r.transport = name;
+        r.reference = true;
+        r.traits.checks_data = false;
+        r.traits.chunk = {};
+        r.check = CheckMode::none;
+        out_.push_back({{bw.name, name, true, mem, Path::direct}, r});
+      }
+    }
+    if (!names.empty())
+      note(fmt::format("no --reference: the copy rows {} run at each size before the {} bw/bibw rows, whose "
+                       "%peak and path-by-speed verdict need them ({:g} s of timed work at most, windows of "
+                       "{} MiB at most); --reference none leaves them out",
+                       fmt::join(names, ", "), mem_name(mem), kCopyCaseTime, kCopyWindowBytes >> 20));
   }
 
   // One size of one (test, memory, path, dtype, op): its parameters, then its rows.
@@ -244,6 +296,7 @@ class Planner {
   std::vector<std::string>& notes_;
   std::vector<Planned> out_;
   std::set<std::string> noted_;
+  std::set<MemKind> copied_;  // memory kinds whose default copy rows are planned
   std::set<std::string> slots_capped_;  // tests whose --slots N was cut (noted once, at the first size)
 };
 

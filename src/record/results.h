@@ -26,7 +26,7 @@ struct CaseRecord {
   bool via_host = false;    // a device-memory row whose bytes went through host memory
   std::string via_host_cause;
   std::string path_unknown;  // non-empty: the path is not established, and why (no GPUDirect claim)
-  double peak_gbps = 0;     // 0: no limit known (then peak_why says why)
+  double peak_gbps = 0;     // 0: no limit known (then peak_why says why; with one, why under 50 %)
   double pct_peak = 0;      // busbw / peak x 100 (bibw: against 2 x peak)
   std::string peak_source, peak_why;
   std::string transport_mode;  // Transport::mode() of the row (verbs: imm|write|poll); empty: none

@@ -110,6 +110,14 @@ double busbw_bound(const CaseParams& c, const Ceiling& limit, bool one_device, s
   return limit.gbps;
 }
 
+std::string under_half_note(const CaseParams& c, double pct_peak) {
+  if (!(pct_peak < 50)) return {};
+  if (c.bytes < kPerMessageBound)
+    return fmt::format("under half its ceiling: messages under {} KiB are bound by the cost of each message "
+                       "(software, synchronisation, latency), not by bandwidth", kPerMessageBound / 1024);
+  return "under half its ceiling: unknown why";
+}
+
 void note_copy_row(const CaseRecord& rec, CopyCeilings& copies) {
   if (is_copy_row(rec.params) && rec.algbw_gbps > 0)
     copies[rec.params.bytes][rec.params.transport] = rec.algbw_gbps;
@@ -159,6 +167,18 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
     if (measured.gbps > 0 && (worst.gbps == 0 || measured.gbps < worst.gbps)) worst = measured;
     std::erase_if(unknowns, [&](const std::string& u) { return it->second.count(u) > 0; });
   }
+  // A p2p bandwidth row on host memory through shared memory, whose limit is otherwise unknown:
+  // a memcpy of its size class, measured on rank 0 once a run (core/ceiling.h).
+  if (c.mem == MemKind::host && c.traits.kind == TestKind::bandwidth && c.traits.point_to_point() &&
+      std::find(unknowns.begin(), unknowns.end(), "shm") != unknowns.end()) {
+    std::size_t cls = 0;
+    const double gbps = host_memcpy_gbps(c.bytes, &cls);
+    const Ceiling m = memcpy_ceiling(gbps, cls);
+    if (m.gbps > 0) {
+      if (worst.gbps == 0 || m.gbps < worst.gbps) worst = m;
+      std::erase(unknowns, std::string("shm"));
+    }
+  }
   rec.peak_gbps = worst.gbps;
   rec.peak_source = worst.source;
   if (worst.gbps > 0) {
@@ -169,6 +189,10 @@ void record_path(Bootstrap& boot, Transport* t, CaseRecord& rec, const CopyCeili
     rec.pct_peak = rec.busbw_gbps / bound * 100;
     if (!unknowns.empty())
       rec.peak_source += fmt::format(" (no limit known for {})", join(unknowns, ", "));
+    if (std::string why = under_half_note(c, rec.pct_peak); !why.empty()) {
+      rec.peak_why = why;
+      rec.peak_source += "; " + why;
+    }
   } else if (links.empty()) {
     rec.peak_why = c.reference ? "a library's own collective: its path is not reported"
                                : "the transport does not report its path";

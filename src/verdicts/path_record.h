@@ -32,4 +32,11 @@ void note_copy_row(const CaseRecord& rec, CopyCeilings& copies);
 // the row's ceiling source adds, "" when none.
 double busbw_bound(const CaseParams& c, const Ceiling& limit, bool one_device, std::string* why);
 
+// Why a row reaches under half its ceiling, where that is known, else "unknown why"; "" from 50 %
+// up. Rank 0 adds it to the row's peak_source and peak_why; the table notes each cause once.
+std::string under_half_note(const CaseParams& c, double pct_peak);
+
+// Below this size a row under half its ceiling is said to be bound by per-message cost.
+inline constexpr std::size_t kPerMessageBound = 64 * 1024;
+
 }  // namespace gdr

@@ -6,6 +6,11 @@ the JSON, JUnit and commands files say so, the budget is kept. A slowed
 link (fault.sh link, both directions): exit 1, that link named as a link,
 no host named as a whole and no other host named; with `--retest auto` the same, the
 retests in the same job probing only that link's hosts and clearing no slow link.
+Faults nobody chose (the targets of the fleet verdicts): one host's NIC
+flapping (fault.sh flap: 40 % slower half of every 2 s), one host dropping 3 %
+of its packets both ways (fault.sh loss), and every NIC 60 % slower for a
+window mid-run (fault.sh stall): validate names exactly the bad host, with the
+right class where its findings carry one, and no host for the stall.
 Bad input: one line, 2.
 Error rates over many runs: jobs/cluster/measure_validate.py."""
 
@@ -102,9 +107,69 @@ def slow_link(gdr, d, pct, retest=False):
     print(f"slow link{' with retests' if retest else ''}: {took:.1f} s")
 
 
+def only_host_named(doc, bad, cls_words, what):
+    """Exactly `bad` named (suspect or failed), every other host healthy; where a finding carries a
+    class (cls), the bad host's is one of cls_words."""
+    st = {v["host"]: v["status"] for v in doc["verdicts"]}
+    want = {h: ("suspect" if h == bad else "healthy") for h in HOSTS}
+    check(st == want, f"{what}: verdicts {st}, want only {bad} named")
+    classes = {f.get("cls") for f in doc["findings"] if f.get("cls") and bad in f["hosts"]}
+    check(all(c in cls_words for c in classes), f"{what}: {bad}'s class {classes}, want one of {cls_words}")
+    check(all(bad in f["hosts"] for f in doc["findings"]), f"{what}: a finding without {bad}: {doc['findings']}")
+    print(f"{what}: {bad} named alone; class {sorted(classes) or 'not given'}")
+
+
+def intermittent(gdr, d):
+    """One NIC flapping both ways: 40 % slower for half of every 2 s, for the whole run."""
+    print(sh(FAULT, "flap", "gt3", "40", "2", "50", str(BUDGET + 60), "both").strip())
+    out = os.path.join(d, "flap")
+    p, took = validate(gdr, out, "--no-report")
+    log = open(f"/run/gdrcluster/{ENV['GDR_CLUSTER']}/jobs/flap-gt3.log").read().split()
+    sh(FAULT, "clear")
+    check(log.count("slow") >= 5, f"the NIC flapped {log.count('slow')} times")
+    check(p.returncode == 1, f"gt3 flapping: exit {p.returncode}")
+    only_host_named(files_agree(out, 1), "gt3", ("intermittent",), "flapping NIC")
+    print(f"intermittent: {took:.1f} s, {log.count('slow')} slow phases")
+
+
+def loss(gdr, d):
+    """One host drops 3 % of its packets each way (nftables); the rules' counters say how many."""
+    print(sh(FAULT, "loss", "gt3", "3", "both").strip())
+    out = os.path.join(d, "loss")
+    p, took = validate(gdr, out, "--no-report")
+    counts = sh(FAULT, "counters", "gt3")
+    print(counts)
+    sh(FAULT, "clear")
+    rates = [float(x.split("(")[1].split()[0]) for x in counts.splitlines()]
+    check(len(rates) == 2 and all(1.5 < r < 4.5 for r in rates), f"drop rates {rates} %, asked 3 %")
+    check(p.returncode == 1, f"gt3 losing 3 %: exit {p.returncode}")
+    only_host_named(files_agree(out, 1), "gt3", ("lossy tail",), "lossy host")
+    print(f"loss: {took:.1f} s")
+
+
+def stall(gdr, d):
+    """Every host's NIC 60 % slower for 5 s from 9 s after the start: the bench runs from about
+    4 s to 22 s of the 24 s a 4-host validate takes. No host is bad."""
+    print(sh(FAULT, "stall", "60", "9", "5").strip())
+    out = os.path.join(d, "stall")
+    t0 = time.time()
+    p, took = validate(gdr, out, "--no-report")
+    log = open(f"/run/gdrcluster/{ENV['GDR_CLUSTER']}/jobs/stall.log").read().splitlines()
+    sh(FAULT, "clear")
+    at = {ln.split()[1]: float(ln.split()[0]) - t0 for ln in log if len(ln.split()) > 1}
+    check("slow" in at and "full" in at and at["full"] < took, f"the stall did not lie inside the run: {log}")
+    doc = files_agree(out, p.returncode)
+    st = {v["host"]: v["status"] for v in doc["verdicts"]}
+    check(p.returncode == 0 and all(s == "healthy" for s in st.values()),
+          f"machine-wide stall: exit {p.returncode}, verdicts {st}, findings {doc['findings']}")
+    stalls = [n for n in doc["notes"] if "step" in n.lower() or "stall" in n.lower()]
+    print(f"stall: {took:.1f} s, stall from {at['slow']:.1f} s to {at['full']:.1f} s; no host named; "
+          f"notes on it: {stalls or 'none'}")
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=("healthy", "slow-link", "slow-link-retest"))
+    ap.add_argument("case", choices=("healthy", "slow-link", "slow-link-retest", "intermittent", "loss", "stall"))
     ap.add_argument("--pct", type=float, default=25)
     a = ap.parse_args()
     gdr = os.environ["GDRBENCH"]
@@ -115,7 +180,10 @@ def main():
     sh(CLUSTER, "up", "4", "20")
     try:
         with tempfile.TemporaryDirectory() as d:
-            healthy(gdr, d) if a.case == "healthy" else slow_link(gdr, d, a.pct, a.case.endswith("retest"))
+            if a.case in ("intermittent", "loss", "stall"):
+                {"intermittent": intermittent, "loss": loss, "stall": stall}[a.case](gdr, d)
+            else:
+                healthy(gdr, d) if a.case == "healthy" else slow_link(gdr, d, a.pct, a.case.endswith("retest"))
     finally:
         subprocess.run([CLUSTER, "down"], env=ENV, capture_output=True, timeout=60)
     print("PASS")

@@ -37,6 +37,8 @@ ALLOWED = {
     "src/core/mpi_cuda_aware.cpp: probed": "whether it was probed",
     "transports/ucx/ucx_path.cpp: mu": "guards the cache below",
     "transports/ucx/ucx_path.cpp: cache": "what UCX's path report said per endpoint text",
+    "src/core/ceiling.cpp: lock": "guards the memcpy rates below",
+    "src/core/ceiling.cpp: measured": "the host memcpy rate per size class, measured once a process",
     "transports/verbs/cuda_driver.cpp: d": "the CUDA driver's entry points, looked up once",
     "collectives/nccl_api.cpp: a": "NCCL's entry points, looked up once (dlopen)",
     # Process state by nature, set from the resolved settings at the run's start.

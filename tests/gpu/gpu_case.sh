@@ -6,15 +6,17 @@
 # run it: no GPU, or a transport this test needs is not usable here.
 #
 # usage: gpu_case.sh <gdrbench> <np> [--need-transport T] [--need-gpus N] [--want-reference R]
-#                    -- <gdrbench run arguments>
+#                    [--want-established] -- <gdrbench run arguments>
+# --want-established: every bw/bibw row of ours also has an established path and a %peak.
 set -u
 bin=$1; np=$2; shift 2
-need=""; want_ref=""; gpus=1
+need=""; want_ref=""; gpus=1; established=""
 while [ $# -gt 0 ] && [ "$1" != "--" ]; do
   case $1 in
     --need-transport) need=$2; shift 2 ;;
     --want-reference) want_ref=$2; shift 2 ;;
     --need-gpus) gpus=$2; shift 2 ;;
+    --want-established) established=1; shift ;;
     *) echo "gpu_case.sh: unknown option $1"; exit 2 ;;
   esac
 done
@@ -54,5 +56,16 @@ bad=$(grep -v '"wrong":0[,}]' "$dir/r.jsonl" | grep -c .)
 [ "$bad" -eq 0 ] || fail "$bad rows with wrong elements: $(grep -v '"wrong":0[,}]' "$dir/r.jsonl" | head -3)"
 if [ -n "$want_ref" ]; then
   grep -q "\"transport\":\"$want_ref\",\"reference\":true" "$dir/r.jsonl" || fail "no $want_ref reference row"
+fi
+if [ -n "$established" ]; then  # every bw/bibw row of ours: its path established and a %peak
+  python3 - "$dir/r.jsonl" <<'PY' || fail "a device bw/bibw row without its verdict (above)"
+import json, sys
+bad = [r for r in map(json.loads, open(sys.argv[1])) if not r["reference"] and r["test"] in ("bw", "bibw")
+       and (r.get("pct_peak") is None or r.get("path_unknown") or not r.get("path_taken"))]
+for r in bad:
+    print(f"{r['test']} {r['transport']} {r['bytes']} B: pct_peak {r.get('pct_peak')}, path {r.get('path_taken')!r}, "
+          f"unknown {r.get('path_unknown')!r}")
+sys.exit(1 if bad else 0)
+PY
 fi
 echo "PASS: $rows rows on cuda memory, #wrong 0 in all"

@@ -194,16 +194,16 @@ def run(nps):
 
 
 def full_devices(d):
-    """A full device: never a success. --json onto /dev/full fails at its first
-    row: one line on stderr, exit 3, the HDF5 file `failed` naming it."""
+    """A full device: never a success. --json onto /dev/full, a device, is
+    refused before anything is written (docs/operators/outputs.md): one line,
+    exit 2, no result file."""
     h5 = os.path.join(d, "full.h5")
     p = mpirun(2, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "--output", h5,
                    "--json", "/dev/full", "--force"], cwd=d)
     err = [l for l in p.stderr.splitlines() if l.strip()]
-    check(p.returncode == 3, f"--json /dev/full: exit {p.returncode}, {err}")
-    check(len(err) == 1 and "--json /dev/full" in err[0] and "No space left" in err[0], f"stderr {err}")
-    root, _ = read_cases(h5)
-    check(root["status"] == "failed" and "/dev/full" in root["error"], f"file: {root['status']} {root['error']!r}")
+    check(p.returncode == 2, f"--json /dev/full: exit {p.returncode}, {err}")
+    check(len(err) == 1 and "--json /dev/full: is a device" in err[0], f"stderr {err}")
+    check(not os.path.exists(h5), "a result file was written after the refusal")
     # The analysis subcommands and doctor onto /dev/full, and their environment.
     run_file = os.path.join(d, "exists.h5")
     for args, needle in FULL_ANALYSIS:
@@ -211,8 +211,8 @@ def full_devices(d):
         other(args, needle, d, stdout="/dev/full" if "/dev/full" not in args else "/dev/null")
     for extra, needle in ANALYSIS_ENV:
         other(["compare", run_file, run_file], needle, d, extra_env=extra)
-    # doctor: exit 1 (its "could not check"), never its 0 ready.
-    other(["doctor", "--local", "-o", "/dev/full", "--force"], "-o /dev/full", d, code=1, stdout="/dev/null")
+    # doctor: a device as -o is refused (exit 2); a full stdout is exit 1 (its "could not check"), never 0.
+    other(["doctor", "--local", "-o", "/dev/full", "--force"], "-o /dev/full: not a regular file", d, stdout="/dev/null")
     other(["doctor", "--local"], "stdout", d, code=1, stdout="/dev/full")
 
 

@@ -210,11 +210,12 @@ def big_environment(np_):
 
 
 def names_and_notes(np_):
-    """A name with a newline, quotes and a byte that is not UTF-8 pastes
-    back from command_line and the `# results:` line into bash and names the
-    same file; options no chosen test reads are said, and stored."""
+    """A name with quotes, a space and a byte that is not UTF-8 pastes back
+    from command_line and the `# results:` line into bash and names the same
+    file (a control character is refused: test_output_paths.py); options no
+    chosen test reads are said, and stored."""
     d = tmpdir().encode()
-    out = os.path.join(d, b"it's a \"run\"\nnew line \xff.h5")
+    out = os.path.join(d, b"it's a \"run\" \xff.h5")
     cmd = [b"mpirun", b"-q", b"--oversubscribe", b"-np", str(np_).encode(), GDRBENCH.encode(), b"run", b"-T", b"mpi",
            b"-t", b"latency", b"--op", b"max", b"--window", b"8", b"-b", b"8", b"-e", b"64", b"-n", b"3",
            b"--output", out]

@@ -436,3 +436,31 @@ TEST(UcxPath, HostDomainsDoNotReachCuda) {
   EXPECT_FALSE(gdr::ucx::md_reaches_cuda(cma));
 }
 #endif
+
+// Host rows through shared memory: bounded by a memcpy of their size class, its source named; a row
+// under half its ceiling says why (small messages) or that it is not known. Given numbers only.
+TEST(Ceiling, HostRowsAgainstAMeasuredMemcpy) {
+  const gdr::Ceiling m = gdr::memcpy_ceiling(12.34, 1 << 20);
+  EXPECT_DOUBLE_EQ(m.gbps, 12.34);
+  EXPECT_EQ(m.source.rfind("memcpy 12.3 GB/s measured (1048576 B", 0), 0u) << m.source;
+  EXPECT_EQ(gdr::memcpy_ceiling(0, 4096).gbps, 0);  // nothing measured: no ceiling
+  gdr::CaseParams bw, bibw;
+  bw.traits.directions = 1;
+  bibw.traits.directions = 2;
+  // bibw moves both ways at once, each a copy by its own process: twice one memcpy.
+  EXPECT_DOUBLE_EQ(gdr::busbw_bound(bibw, m, false, nullptr), 2 * 12.34);
+  EXPECT_DOUBLE_EQ(gdr::busbw_bound(bw, m, false, nullptr), 12.34);
+  bw.bytes = 8;
+  EXPECT_NE(gdr::under_half_note(bw, 3.0).find("cost of each message"), std::string::npos);
+  EXPECT_EQ(gdr::under_half_note(bw, 50.0), "");
+  bw.bytes = 64 << 20;
+  EXPECT_EQ(gdr::under_half_note(bw, 49.9), "under half its ceiling: unknown why");
+  EXPECT_EQ(gdr::under_half_note(bw, 97.0), "");
+  std::size_t cls = 0;
+  const double rate = gdr::host_memcpy_gbps(5000, &cls);  // measured here: only its class is asserted
+  EXPECT_EQ(cls, 8192u);
+  EXPECT_GT(rate, 0);
+  EXPECT_EQ(gdr::host_memcpy_gbps(8192), rate);  // once a process and class
+  EXPECT_EQ(gdr::memcpy_class(8), 4096u);
+  EXPECT_EQ(gdr::memcpy_class(std::size_t{1} << 31), std::size_t{64} << 20);  // not a 2 GiB copy
+}

@@ -3,6 +3,7 @@
 // other's round limit or host map, and the options are never rewritten. Without MPI.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <set>
@@ -10,6 +11,8 @@
 #include <fmt/format.h>
 
 #include "collectives/host_rounds.h"
+#include "collectives/test.h"
+#include "memory/memory.h"
 #include "options/options.h"
 #include "parse_run_options.h"
 #include "planning/plan.h"
@@ -130,4 +133,68 @@ TEST(Schedule, TheHcaFlagBindsTheRail) {
   setenv("UCX_NET_DEVICES", "mlx5_1:1,mlx5_2:1", 1);  // several: no one rail
   EXPECT_EQ(bound_nic(parse({}).settings), "");
   unsetenv("UCX_NET_DEVICES");
+}
+
+namespace {
+
+// The copy rows of a plan: (name, bytes) in plan order, and each one's index.
+struct CopyRows {
+  std::vector<std::pair<std::string, std::size_t>> rows;
+  std::vector<std::size_t> at;
+};
+CopyRows copy_rows(const RunPlan& p) {
+  CopyRows c;
+  for (std::size_t i = 0; i < p.cases.size(); ++i)
+    if (p.cases[i].key.reference && p.cases[i].key.name.rfind("copy-", 0) == 0) {
+      c.rows.emplace_back(p.cases[i].key.name, p.cases[i].params.bytes);
+      c.at.push_back(i);
+    }
+  return c;
+}
+
+const std::vector<std::string> kDeviceBw = {"-t", "bw", "-T", "mpi", "-m", "cuda", "-b", "1M", "-e", "256M", "-f", "16"};
+
+}  // namespace
+
+// A default device bw run plans the copy rows its %peak and path-by-speed verdict need (the
+// GPU is not needed to plan: this is the plan real option parsing gives), cheap, before the
+// first row they bound; host memory, latency alone and any --reference leave them out.
+TEST(Plan, DefaultDeviceBwRunPlansTheCopyRowsItsVerdictNeeds) {
+  if (!find_reference("copy-d2d", "bw")) GTEST_SKIP() << "built without CUDA: no copy rows";
+  const PlanInputs in{patterns::Layout(2), 1.0};
+  const RunPlan p = plan_run(parse(kDeviceBw), in);
+  const CopyRows c = copy_rows(p);
+  std::vector<std::pair<std::string, std::size_t>> want;
+  for (std::string name : {"copy-d2d", "copy-d2h", "copy-h2d"})
+    for (std::size_t b : {1u << 20, 16u << 20, 256u << 20}) want.emplace_back(name, b);
+  EXPECT_EQ(c.rows, want);
+  std::size_t first_bw = p.cases.size();
+  for (std::size_t i = 0; i < p.cases.size(); ++i)
+    if (!p.cases[i].key.reference && p.cases[i].key.test == "bw") first_bw = std::min(first_bw, i);
+  for (std::size_t i : c.at) {
+    const CaseParams& r = p.cases[i].params;
+    EXPECT_LT(i, first_bw) << "a ceiling after the rows it bounds";
+    EXPECT_LE(r.case_time, 0.2);
+    EXPECT_LE(r.bytes * static_cast<std::size_t>(r.window), std::size_t{1} << 30);
+    EXPECT_GE(r.window, 1);
+    EXPECT_EQ(r.check, CheckMode::none);
+  }
+  EXPECT_EQ(p.cases[c.at[0]].params.window, 64);  // 1 MiB: the bw rows' window
+  EXPECT_EQ(p.cases[c.at[2]].params.window, 4);   // 256 MiB: 1 GiB a window
+  EXPECT_TRUE(std::any_of(p.notes.begin(), p.notes.end(), [](auto& n) { return n.find("--reference none") != std::string::npos; }));
+  // bibw alone, and the staged path alone: the copies still run (on the direct path, once).
+  EXPECT_EQ(copy_rows(plan_run(parse(with(kDeviceBw, {"-t", "bibw", "--path", "staged"})), in)).rows, want);
+  EXPECT_EQ(copy_rows(plan_run(parse(with(kDeviceBw, {"-t", "latency,bw,bibw"})), in)).rows, want);  // once a run
+  // Not for host memory, a latency run, --reference none or a --reference given.
+  EXPECT_TRUE(copy_rows(plan_run(parse(with(kDeviceBw, {"-m", "host"})), in)).rows.empty());
+  EXPECT_TRUE(copy_rows(plan_run(parse(with(kDeviceBw, {"-t", "latency"})), in)).rows.empty());
+  EXPECT_TRUE(copy_rows(plan_run(parse(with(kDeviceBw, {"--reference", "none"})), in)).rows.empty());
+  EXPECT_TRUE(copy_rows(plan_run(parse(with(kDeviceBw, {"--reference", "mpi"})), in)).rows.empty());
+  // Asked for by name: that row alone, in the bw rows' window, as before (the named row asks the
+  // device whether it can run: here only where one answers).
+  if (!memory_ops(MemKind::cuda)->unavailable_reason().empty()) return;
+  const CopyRows d2d = copy_rows(plan_run(parse(with(kDeviceBw, {"--reference", "copy-d2d"})), in));
+  EXPECT_EQ(d2d.rows.size(), 3u);
+  const RunPlan named = plan_run(parse(with(kDeviceBw, {"--reference", "copy-d2d"})), in);
+  for (std::size_t i : d2d.at) EXPECT_EQ(named.cases[i].params.window, 64);
 }

@@ -1,0 +1,158 @@
+"""The fault primitives of jobs/cluster/fault.sh that run in time or drop packets, on a real
+3-host emulated cluster (network namespaces, tc htb, nftables): `loss` drops about the share
+asked (its rule counters, real UDP through the host's eth0), `flap` is slow for its duty of
+every period and ends at the old rate, `stall` slows every NIC for its window and gives each its
+own rate back (a steady fault beside it survives), `at` fires at its onset and `clear` stops
+it before, `clear` ends a running flap and removes the loss rules, and fault_gen.py's draws
+apply. Bad input: one line, exit 2."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+JOBS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "jobs", "cluster")
+CLUSTER, FAULT, GEN = (os.path.join(JOBS, f) for f in ("cluster.sh", "fault.sh", "fault_gen.py"))
+ENV = dict(os.environ, GDR_CLUSTER="gf", GDR_CLUSTER_SUBNET="204")
+
+
+def check(cond, msg):
+    if not cond:
+        print("FAIL:", msg)
+        sys.exit(1)
+
+
+def sh(*cmd, rc=0):
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=60)
+    check(p.returncode == rc, f"{' '.join(cmd)}: exit {p.returncode}, want {rc}: {p.stdout} {p.stderr}")
+    return p.stdout + p.stderr
+
+
+def rate(host, way):
+    """The kbit/s of the host's class 1:10 in that direction, as tc shows it."""
+    dev = ["ip", "netns", "exec", f"gdrc-{host}", "tc", "class", "show", "dev", "eth0", "classid", "1:10"] \
+        if way == "egress" else ["tc", "class", "show", "dev", f"gfv{host[2:]}", "classid", "1:10"]
+    words = sh(*dev).split()
+    r = words[words.index("rate") + 1]
+    n = float(r.rstrip("KMGbit").rstrip("kmg"))
+    return n * {"Mbit": 1000, "Kbit": 1, "Gbit": 1e6}.get(r[len(r.rstrip("KMGbit")):], 1e-3)
+
+
+def loss():
+    sh(FAULT, "loss", "gf2", "10", "egress")
+    send = ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
+            "for i in range(4000):\n    try: s.sendto(b'x' * 200, ('169.254.204.3', 9))\n    except OSError: pass\n")
+    subprocess.run(["ip", "netns", "exec", "gdrc-gf2", sys.executable, "-c", send], check=True, timeout=60)
+    out = sh(FAULT, "counters", "gf2")
+    print(out.strip())
+    words = out.split()
+    dropped, passed = int(words[words.index("dropped") + 1]), int(words[words.index("passed") + 1])
+    share = dropped / (dropped + passed)
+    check(dropped + passed >= 4000 and 0.08 < share < 0.12, f"loss 10 %: dropped {dropped} passed {passed}")
+    check("ingress" not in out, f"egress only, yet: {out}")
+    sh(FAULT, "clear", "gf2")
+    check("no loss rules" in sh(FAULT, "counters", "gf2"), "clear left the loss rules")
+    return share
+
+
+def flap():
+    print(sh(FAULT, "flap", "gf2", "50", "1", "40", "3", "ingress").strip())
+    slow = []
+    t_end = time.monotonic() + 3.0
+    while time.monotonic() < t_end:
+        slow.append(rate("gf2", "ingress") < 15000)   # 20 Mbit/s / 1.5 = 13.3
+        check(rate("gf2", "egress") == 20000, "flap ingress touched egress")
+        time.sleep(0.05)
+    share = sum(slow) / len(slow)
+    check(0.25 < share < 0.55, f"slow {share:.2f} of the time, duty 40 %")
+    time.sleep(1.0)
+    check(rate("gf2", "ingress") == 20000, "the flap ended at a rate not its old one")
+    log = open("/run/gdrcluster/gf/jobs/flap-gf2.log").read().split()
+    check(log.count("slow") == 3 and "done" in log, f"3 slow phases in 3 s, then done: {log}")
+    print(sh(FAULT, "flap", "gf3", "50", "1", "40", "60").strip())   # cleared long before its end
+    time.sleep(0.2)
+    sh(FAULT, "clear")
+    check(not os.path.exists("/run/gdrcluster/gf/jobs/flap-gf3.pid"), "clear left the flap's pid file")
+    time.sleep(1.2)
+    check(rate("gf3", "egress") == 20000 and rate("gf3", "ingress") == 20000, "a cleared flap still runs")
+    return share
+
+
+def stall():
+    sh(FAULT, "nic", "gf3", "egress", "25")   # 16 Mbit/s: the stall gives it back, not 20
+    print(sh(FAULT, "stall", "100", "0.5", "1").strip())
+    time.sleep(0.9)
+    during = {(h, w): rate(h, w) for h in ("gf1", "gf2", "gf3") for w in ("egress", "ingress")}
+    check(all(abs(v - (16000 if k == ("gf3", "egress") else 20000) / 2) < 10 for k, v in during.items()),
+          f"during the stall: {during}")
+    time.sleep(1.2)
+    after = {(h, w): rate(h, w) for h in ("gf1", "gf2", "gf3") for w in ("egress", "ingress")}
+    check(all(v == (16000 if k == ("gf3", "egress") else 20000) for k, v in after.items()), f"after: {after}")
+    sh(FAULT, "clear")
+
+
+def at():
+    sh(FAULT, "at", "0.5", "nic", "gf2", "both", "100")
+    sh(FAULT, "at", "0.5", "nic", "gf3", "both", "100")
+    sh(FAULT, "clear")
+    time.sleep(1.0)
+    check(rate("gf2", "egress") == 20000, "clear did not stop an `at` before it fired")
+    sh(FAULT, "at", "0.3", "nic", "gf2", "both", "100")
+    time.sleep(0.8)
+    check(rate("gf2", "egress") == 10000, "`at` did not fire")
+    sh(FAULT, "clear")
+
+
+def generated():
+    for cls in ("steady", "intermittent", "loss", "stall", "late"):
+        p = subprocess.run([sys.executable, GEN, "--hosts", "3", "--class", cls, "--apply"], env=ENV,
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"fault_gen {cls}: exit {p.returncode}: {p.stderr}")
+        f = json.loads(p.stdout)
+        check(f["class"] == cls and f["seed"] > 0 and len(f["applied"]) == len(f["commands"]), f"{cls}: {f}")
+        check(f["bad_hosts"] == ([] if cls == "stall" else [f["faults"][0]["host"]]) and "gf1" not in f["bad_hosts"],
+              f"{cls}: bad hosts {f['bad_hosts']}")
+        sh(FAULT, "clear")
+    a = subprocess.run([sys.executable, GEN, "--hosts", "3", "--seed", "7"], env=ENV, capture_output=True, text=True)
+    b = subprocess.run([sys.executable, GEN, "--hosts", "3", "--seed", "7"], env=ENV, capture_output=True, text=True)
+    check(a.stdout == b.stdout and a.returncode == 0, "one seed, two faults")
+
+
+def bad_input():
+    for args in (("flap", "gf2", "40", "0.1", "50", "10"), ("flap", "gf2", "40", "2", "100", "10"),
+                 ("flap", "gf2", "40", "2", "50", "99999"), ("loss", "gf2", "101"), ("loss", "gf2", "3", "up"),
+                 ("stall", "50", "-1", "3"), ("at", "1", "rm", "-rf"), ("loss", "nohost", "3")):
+        out = sh(FAULT, *args, rc=2)
+        check(out.count("\n") == 1, f"{args}: {out!r}")
+    p = subprocess.run([sys.executable, GEN, "--hosts", "1"], env=ENV, capture_output=True, text=True)
+    check(p.returncode == 2 and p.stderr.count("\n") == 1, f"fault_gen --hosts 1: {p.returncode} {p.stderr!r}")
+
+
+def main():
+    if os.geteuid() != 0:
+        print("SKIP: network namespaces need root")
+        sys.exit(77)
+    if subprocess.run(["which", "nft"], capture_output=True).returncode != 0:
+        print("SKIP: no nft (jobs/deps/debian-cluster.txt)")
+        sys.exit(77)
+    subprocess.run([CLUSTER, "down"], env=ENV, capture_output=True, timeout=60)
+    sh(CLUSTER, "up", "3", "20")
+    t0 = time.monotonic()
+    try:
+        bad_input()
+        ls = loss()
+        fs = flap()
+        stall()
+        at()
+        generated()
+    finally:
+        subprocess.run([CLUSTER, "down"], env=ENV, capture_output=True, timeout=60)
+    print(f"loss 10 % asked: {100 * ls:.2f} % dropped; flap duty 40 %: slow {100 * fs:.0f} % of the samples; "
+          f"{time.monotonic() - t0:.1f} s")
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
