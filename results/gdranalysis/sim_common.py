@@ -10,7 +10,7 @@ from . import numbers, schedule
 from .schema import InputError
 from .sim_noise import NoiseModel, fit
 
-CLASSES = ("healthy", "link", "nic-egress", "nic-ingress", "nic-both", "rank", "down")
+CLASSES = ("healthy", "link", "nic-egress", "nic-ingress", "nic-both", "rank", "down", "flap", "tail", "stall")
 
 
 def parse_cells(spec):

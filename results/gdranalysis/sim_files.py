@@ -10,6 +10,16 @@ jobs/cluster/fault.sh defines a severity:
 A host that is down answers no roll call: validate names it failed from the
 launcher's output and judges the others on a run without it, so its file is
 the file of the other hosts (see simulate.trial).
+
+Faults in time, drawn per case (a case is one step of one size, in the order run):
+  flap H PCT          every link from or to H is PCT % slower in the cases where the fault is
+                      on: `period` cases a cycle, on for `duty` of it from `phase` (a NIC that
+                      flaps, as fault.sh's bounded loop of rate changes)
+  tail H PCT          each iteration of every link from or to H is, with probability PCT %,
+                      1.5-9x slower (log-uniform): the retransmits of a lossy port, whose
+                      medians hardly move
+  stall PCT           every link of the cases in `steps` is PCT % slower: the fabric or the
+                      machine, nobody's link
 """
 
 from __future__ import annotations
@@ -27,6 +37,31 @@ class Fault:
     cls: str            # healthy, link, nic-egress, nic-ingress, nic-both, rank, down
     pct: float = 0.0
     target: tuple = ()  # host names (link: two; nic/down: one); rank: (host, local rank)
+    period: float = 0.0  # flap: cases a cycle (a time, not a count: it need not fit the schedule)
+    duty: float = 0.0   # flap: the share of a cycle it is on
+    phase: float = 0.0  # flap: when (in cases) its first on-time starts
+    steps: tuple = ()   # stall: the cases (in the order run) slowed as a whole
+
+    def case_log(self, hosts, ranks_per_host, k, src, dst):
+        """The log multiplier of the links src[i] -> dst[i] in case k (flap, stall)."""
+        m = np.zeros(np.shape(src))
+        f = np.log1p(self.pct / 100.0)
+        if self.cls == "stall" and k in self.steps:
+            m[:] = f
+        elif self.cls == "flap" and self.period and ((k - self.phase) % self.period) < self.duty * self.period:
+            m[self._touches(hosts, ranks_per_host, src, dst)] = f
+        return m
+
+    def iter_mult(self, rng, hosts, ranks_per_host, s, d, n):
+        """n iteration multipliers of link s -> d (tail: PCT % of them 1.5-9x)."""
+        if self.cls != "tail" or not self._touches(hosts, ranks_per_host, np.array([s]), np.array([d]))[0]:
+            return np.ones(n)
+        hit = rng.random(n) < self.pct / 100.0
+        return np.where(hit, np.exp(rng.uniform(np.log(1.5), np.log(9.0), n)), 1.0)
+
+    def _touches(self, hosts, ranks_per_host, src, dst):
+        h = hosts.index(self.target[0])
+        return (np.asarray(src) // ranks_per_host == h) | (np.asarray(dst) // ranks_per_host == h)
 
     def factor(self, hosts, ranks_per_host):
         """[n, n] time multipliers (sender, receiver)."""
@@ -95,8 +130,11 @@ def write_run(path, model, hosts, ranks_per_host, fault, rng, case_time=0.75):
             for step in range(rounds_steps(n)):
                 fl = rounds_flows(n, step)
                 t = np.full((n, iters), np.nan)
-                for s, d in fl:
-                    t[s] = model.draw_iterations(rng, si, truth[si, s, d], iters)
+                shift = fault.case_log(hosts, ranks_per_host, k, np.array([a for a, _ in fl]),
+                                       np.array([b for _, b in fl]))
+                for (s, d), x in zip(fl, shift):
+                    t[s] = model.draw_iterations(rng, si, truth[si, s, d] + x, iters)
+                    t[s] *= fault.iter_mult(rng, hosts, ranks_per_host, s, d, iters)
                     t[d] = t[s]
                 _case(cases, k, b, n, iters, step, fl, t, case_time)
                 k += 1

@@ -7,14 +7,18 @@ machine cannot hold, from a noise model fitted to real runs.
   simulate trials --noise MODEL.json|--noise-from FILE... --hosts 4,8 \\
       --cells healthy,link:10,nic-both:25 --trials 20 --out RATES.jsonl
       write the files N simulated hosts would write (sim_files.py), judge
-      each with the code validate judges with (suspects.analyze,
-      validate_verdict), and give recall and the host false-positive rate
+      each with the code validate judges with (suspects.analyze, the factor
+      model and validate_verdict), and give recall and the host false-positive rate
       per cell with Wilson 95 % intervals, as jobs/cluster/measure_validate.py
       does for the emulated cluster
   simulate fleet ...   (sim_fleet.py) the same at 64-4,096 hosts
 
 Cells: healthy; link:PCT; nic-egress|nic-ingress|nic-both:PCT; rank:PCT (one
-rank's links both ways: a slow GPU, PCIe or CPU); down.
+rank's links both ways: a slow GPU, PCIe or CPU); down; flap:PCT (a host PCT %
+slower both ways for 30-50 % of the time, 2.5-8.5 cases a cycle, phase drawn);
+tail:PCT (PCT % of a host's transfers 1.5-9x: a lossy port); stall:PCT (1-4
+consecutive cases, every link PCT % slower: nobody's fault). Everything a
+fault needs beyond its class and severity is drawn from --seed.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from .sim_files import Fault, write_run
 from .sim_common import fit_files, load_model, parse_cells, parse_hosts
 from .sim_fleet import add_parser as add_fleet
 from .suspects import analyze
-from .validate_verdict import findings_of, host_verdicts
+from .factor_model import attribute
+from .validate_verdict import host_verdicts, model_findings
 
 def pick(cls, pct, hosts, rpg, rng):
     """A fault's target; never the first host (mpirun and validate run there, as on the cluster)."""
@@ -41,20 +46,35 @@ def pick(cls, pct, hosts, rpg, rng):
     if cls == "link":
         t = rng.choice(len(hosts) - 1, size=2, replace=False) + 1
         return Fault(cls, pct, tuple(hosts[i] for i in sorted(t)))
+    if cls == "stall":
+        start, n = int(rng.integers(0, 12)), int(rng.integers(1, 5))
+        return Fault(cls, pct, (), steps=tuple(range(start, start + n)))
     h = hosts[int(rng.integers(1, len(hosts)))]
+    if cls == "flap":
+        period = float(rng.uniform(2.5, 8.5))
+        return Fault(cls, pct, (h,), period=period, duty=float(rng.uniform(0.3, 0.5)),
+                     phase=float(rng.uniform(0, period)))
     if cls == "rank":
         return Fault(cls, pct, (h, int(rng.integers(0, rpg))))
     return Fault(cls, pct, (h,))
 
 
-def score(fault, status, findings):
-    """As measure_validate.judge: found (the faulty part named as what it is), wrong (hosts named
-    that are not the fault's), whole-host-wrong (a link fault named as a host)."""
+CLASS_OF = {"flap": "intermittent", "tail": "lossy tail"}   # the model's class for a fault in time
+
+
+def score(fault, status, findings, steps=0):
+    """As measure_validate.judge: found (the faulty part named as what it is; flap and tail: its
+    host named with the class, stall: step-wide steps reported and no host named), wrong (hosts
+    named that are not the fault's), whole-host-wrong (a link fault named as a host)."""
     named = {h for h, s in status.items() if s != "healthy"}
     target = set(fault.target[:1] if fault.cls == "rank" else fault.target)
     wrong = sorted(named - target)
     if fault.cls == "healthy":
         found = None
+    elif fault.cls == "stall":
+        found = steps > 0 and not named
+    elif fault.cls in CLASS_OF:
+        found = any(f.cls == CLASS_OF[fault.cls] and f.hosts == fault.target[:1] for f in findings)
     elif fault.cls == "link":
         found = any(f.kind == "link" and sorted(f.hosts) == sorted(fault.target) for f in findings)
     elif fault.cls == "down":
@@ -73,17 +93,19 @@ def trial(model, nhosts, rpg, fault, rng, workdir, judge_args):
     ran = [h for h in hosts if not (fault.cls == "down" and h == fault.target[0])]
     path = os.path.join(workdir, "run.h5")
     write_run(path, model, ran, rpg, fault if fault.cls != "down" else Fault("healthy"), rng)
-    run = load_run(path, summary=True)
+    run = load_run(path)    # with its iterations, as validate reads a run of this size
     rep = analyze(run, **judge_args)
-    findings = findings_of(rep, run)
+    att = attribute(run, **judge_args)
+    findings = model_findings(att, rep, run)
     failed = {h: "did not answer the roll call" for h in hosts if h not in ran}
     verdicts = host_verdicts(hosts, findings, failed, {})
     status = {v.host: v.status for v in verdicts}
-    found, wrong, whole = score(fault, status, findings)
+    found, wrong, whole = score(fault, status, findings, len(att.steps))
     return {"hosts": nhosts, "ranks_per_host": rpg, "class": fault.cls, "severity": fault.pct or None,
             "target": list(map(str, fault.target)), "found": found, "wrong_hosts": wrong,
             "whole_host_wrong": whole, "judged": rep.judged, "outliers": rep.outliers,
-            "findings": [{"kind": f.kind, "hosts": list(f.hosts), "slower": f.slower} for f in findings],
+            "findings": [{"kind": f.kind, "cls": f.cls, "side": f.side, "hosts": list(f.hosts), "slower": f.slower}
+                         for f in findings], "step_wide": len(att.steps),
             "status": status}
 
 
@@ -95,7 +117,7 @@ def summarize(rows):
     for (h, g, cls, sev), rs in sorted(cells.items()):
         judged = [r for r in rs if r["found"] is not None]
         k = sum(bool(r["found"]) for r in judged)
-        tgt = 0 if cls == "healthy" else (2 if cls == "link" else 1)
+        tgt = 0 if cls in ("healthy", "stall") else (2 if cls == "link" else 1)
         wrong = sum(len(r["wrong_hosts"]) for r in rs)
         per = len(rs) * (h - tgt)
         out.append({"hosts": h, "ranks_per_host": g, "class": cls, "severity": sev or None, "trials": len(rs),

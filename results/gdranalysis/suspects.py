@@ -250,7 +250,7 @@ def _judge_rank_rows(col, c):
 class Suspect:
     kind: str             # "rank", "link" or "hostlink" (host A's ranks sending to host B's: "node2>node1")
     what: str
-    host: str
+    host: str             # its host, or its link's hosts in its direction: "gc2->gc4" (sender -> receiver)
     outlier_in: int
     measured_in: int
     median_ratio: float   # over the comparisons where it was an outlier
@@ -311,10 +311,11 @@ def _suspects_of(col, run, by_host, of, p0, alpha):
         what = worst[5](int(ids[i]))
         if of == HOSTLINK:
             a, b = what.split(">")
-            hosts, members = what, [f"{s}>{d}" for s in by_host[a] for d in by_host[b] if s != d]
+            hosts, members = f"{a}->{b}", [f"{s}>{d}" for s in by_host[a] for d in by_host[b] if s != d]
         else:
             ranks = (int(ids[i]) >> 32, int(ids[i]) & 0xFFFFFFFF) if of == LINK else (int(ids[i]),)
-            hosts, members = ">".join(sorted({run.host_of(r) for r in ranks})), []
+            ends = [run.host_of(r) for r in ranks]   # in the link's direction: sender -> receiver
+            hosts, members = "->".join(dict.fromkeys(ends)), []
         found.append(Suspect(of, what, hosts, int(k[i]), int(m[i]), float(np.median([o[3] for o in out])),
                              max(o[4] for o in out), sorted({o[2] for o in out}), worst[1], float(p[i]),
                              sorted({o[0] for o in out}), members))

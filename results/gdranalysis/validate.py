@@ -29,10 +29,11 @@ from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
 from .validate_config import counters_after, drift, moved, read_doctor, witness
-from .validate_verdict import apply_retests, down_links, findings_of, format_table, host_verdicts, write_junit
+from .validate_verdict import apply_retests, down_links, format_table, host_verdicts, model_verdict, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
+FULL_READ_BYTES = 256 << 20  # a run file up to this is read with its iterations
 
 
 def read_hostfile(path) -> list:
@@ -287,7 +288,8 @@ def _retest_rounds(a):
 def _judge(a, h5, ran_on, notes):
     from .schema import load_run
     from .suspects import analyze
-    run = load_run(h5, summary=True)  # the ranks' medians: what is judged, in O(cases x ranks)
+    # With its iterations (the model's tail) where small enough, else the ranks' medians.
+    run = load_run(h5, summary=os.path.getsize(h5) > FULL_READ_BYTES)
     if not run.cases:
         return run, None
     # The ranks' hostnames may differ from the allocation's names (FQDN, an address): the
@@ -354,7 +356,8 @@ def validate(a) -> int:
            "verdicts": [v.__dict__ for v in verdicts], "findings": [dict(f.__dict__, hosts=list(f.hosts))
                                                                   for f in findings],
            "failed": failed, "doctor": doctor, "counters_moved": counters, "notes": notes, "judged_file": h5_used,
-           "suspects": rep.as_dict() if rep else None, "commands": rec.entries}
+           "suspects": rep.as_dict() if rep else None, "commands": rec.entries,
+           "model": rep.model.as_dict() if rep is not None and getattr(rep, "model", None) else None}
     _write_outputs(a, doc, verdicts, findings, notes, elapsed)
     return code
 
@@ -454,11 +457,16 @@ def _judge_runs(a, h5_used, ran_on, down, notes):
             notes += _rounds_run(run, a, len(ran_on))
         except InputError as e:
             notes.append(f"{h5_used}: not judged ({e})")
-    findings = findings_of(rep, run) if rep else []
+    findings, model = [], None
+    if rep is not None:
+        model, findings, more = model_verdict(run, rep, a.z, a.min_slowdown, a.p0)
+        notes += more
     if rep is not None and a.retest == "auto":
         findings, retest_notes = apply_retests(findings, rep.as_dict().get("retest"), run)
         notes += retest_notes
     findings += down
+    if rep is not None:
+        rep.model = model
     return run, rep, findings
 
 

@@ -25,10 +25,15 @@ from .redaction import redact
 @dataclasses.dataclass
 class Finding:
     kind: str          # host, nic-egress, nic-ingress, rank, link
-    hosts: tuple       # the host, or the link's two hosts (sorted)
-    what: str          # "gc3", "rank 5 on gc3", "gc1<->gc3"
+    hosts: tuple       # the host, or the link's two hosts (sorted: a set, see `directions`)
+    what: str          # "gc3", "rank 5 on gc3", "gc1<->gc3" (both ways), "gc1->gc3" (one way)
     slower: float      # times slower than its peers (median over its outlier comparisons)
     evidence: str
+    cls: str = "slow"  # slow, intermittent, lossy tail (factor_model.py, tails.py)
+    side: str = ""     # a host's: send side, receive side, both sides
+    directions: list = dataclasses.field(default_factory=list)  # a link's: [{"from": a, "to": b}]
+    strength: int = 0  # the first phase's slow comparisons (sizes, steps, iterations) behind it
+    max_z: float = float("nan")
 
 
 @dataclasses.dataclass
@@ -72,7 +77,7 @@ def findings_of(rep, run) -> list:
     named_hosts = set(rep.hosts)
     found = []
     for h in sorted(named_hosts):
-        ss = [s for s in rep.suspects if h in s.host.split(">")]
+        ss = [s for s in rep.suspects if h in s.host.split("->")]
         ratio = max((s.median_ratio for s in ss), default=float("nan"))
         found.append(Finding("host", (h,), h, ratio, "every rank of it, or every link from/to it, is a suspect"))
     found += _rank_findings(rep, run, named_hosts)
@@ -88,14 +93,72 @@ def findings_of(rep, run) -> list:
             continue
         key = tuple(sorted((a, b)))
         prev = links.get(key)
-        dirs = (prev[1] if prev else set()) | {f"{a}>{b}"}
+        dirs = (prev[1] if prev else set()) | {f"{a}->{b}"}
         links[key] = (max(s.median_ratio, prev[0] if prev else 0.0), dirs)
     for (a, b), (ratio, dirs) in sorted(links.items()):
-        found.append(Finding("link", (a, b), f"{a}<->{b}", ratio, "slow direction(s): " + ", ".join(sorted(dirs))))
+        what = f"{a}<->{b}" if len(dirs) == 2 else next(iter(dirs))
+        found.append(Finding("link", (a, b), what, ratio, "slow direction(s): " + ", ".join(sorted(dirs)),
+                             directions=[dict(zip(("from", "to"), d.split("->"))) for d in sorted(dirs)]))
     return found
 
 
+KIND_OF_SIDE = {"send side": "nic-egress", "receive side": "nic-ingress", "both sides": "host"}
+
+
+def model_findings(att, rep, run) -> list:
+    """The parts the factor model (factor_model.attribute) names, each once: a host's side
+    (slow, intermittent or lossy tail), a link with its slow directions; and, where a host has
+    several ranks, the ranks `suspects` names on hosts the model did not name."""
+    found = []
+    for h, p in sorted(att.hosts.items()):
+        found.append(Finding(KIND_OF_SIDE[p.side], (h,), h, p.slower, f"{p.cls}, {p.side}: {p.evidence}",
+                             cls=p.cls, side=p.side, strength=p.outlier_in, max_z=p.max_z))
+    pairs = {}
+    for p in att.links:
+        pairs.setdefault(tuple(sorted(p.hosts)), []).append(p)
+    for (a, b), ps in sorted(pairs.items()):
+        both = len(ps) == 2
+        what = f"{a}<->{b}" if both else f"{ps[0].hosts[0]}->{ps[0].hosts[1]}"
+        found.append(Finding("link", (a, b), what, max(p.slower for p in ps),
+                             "; ".join(f"{p.side} {p.evidence}" for p in ps),
+                             directions=[{"from": p.hosts[0], "to": p.hosts[1]} for p in ps],
+                             strength=min(p.outlier_in for p in ps), max_z=max(p.max_z for p in ps)))
+    if rep is not None:
+        named = {h for f in found for h in f.hosts}
+        found += [f for f in findings_of(rep, run) if f.kind == "rank" and f.hosts[0] not in named]
+    return found
+
+
+def model_verdict(run, rep, z, min_slowdown_pct, p0):
+    """(the model's attribution, its findings, its notes) of a judged run."""
+    from .factor_model import attribute
+    att = attribute(run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0)
+    return att, model_findings(att, rep, run), model_notes(att)
+
+
+def model_notes(att) -> list:
+    """The step-wide slowdowns, which blame nobody."""
+    if not att.steps:
+        return []
+    shown = ", ".join(f"{lab.split()[-2]} B step {k} {r:.2f}x" for lab, k, r in att.steps[:6])
+    return [f"step-wide: {len(att.steps)} step(s) slowed as a whole ({shown}{', ...' if len(att.steps) > 6 else ''}):"
+            " the fabric or the machines, no host or link blamed"]
+
+
 SLOW_PROBE = re.compile(r"slow ([\d.]+)x")   # a retest round's evidence: "round 2: slow 1.31x with rank 4 (z 9.2)"
+
+
+def _weaker(f, mine):
+    """Why retests that cleared every part of `f` do not clear it, or "": they must be as strong
+    as the first phase's evidence (as many fast rounds as it had slow comparisons), and they
+    judge medians, so they never clear a lossy tail."""
+    fast = min(v["evidence"].count(": fast ") for v, _, _ in mine)
+    if f.cls == "lossy tail":
+        return f"retest kept {f.kind} {f.what}: the retests judge medians, its evidence is its tail ({f.evidence})"
+    if f.strength > fast:
+        return (f"retest kept {f.kind} {f.what}: the first phase had {f.strength} slow comparisons"
+                f"{f' (z up to {f.max_z:.0f})' if f.max_z == f.max_z else ''}, the retests only {fast} fast round(s)")
+    return ""
 
 
 def _part_ranks(v):
@@ -113,7 +176,7 @@ def _part_finding(kind, ranks, run, slower, evidence):
         a, b = hosts
         if a == b:
             return Finding("rank", (a,), f"rank {ranks[0]}>{ranks[1]} on {a}", slower, evidence)
-        return Finding("link", tuple(sorted((a, b))), f"{min(a, b)}<->{max(a, b)}", slower, evidence)
+        return Finding("link", tuple(sorted((a, b))), f"{a}->{b}", slower, evidence, directions=[{"from": a, "to": b}])
     h = hosts[0]
     if sum(1 for r in range(run.nranks) if run.host_of(r) == h) == 1:
         return Finding("nic-egress" if kind == "send" else "nic-ingress", (h,), h, slower, evidence)
@@ -133,6 +196,11 @@ def apply_retests(findings, retest, run):
     for f in findings:
         mine = [(v, k, rs) for v, k, rs in parts if all(run.host_of(r) in f.hosts for r in rs)]
         if mine and all(v["state"] == "cleared" for v, _, _ in mine):
+            weaker = _weaker(f, mine)
+            if weaker:
+                notes.append(weaker)
+                kept.append(f)
+                continue
             notes.append(f"retest cleared {f.kind} {f.what}: " + "; ".join(f"{v['what']} ({v['evidence']})"
                                                                           for v, _, _ in mine))
             continue
@@ -181,7 +249,10 @@ def _describe(f) -> str:
         return f"configuration {f.what}: {f.evidence}"
     if f.kind == "link-down":
         return f"link {f.what} down ({f.evidence})"
-    return f"{f.kind} {f.what} {f.slower:.2f}x slower ({f.evidence})"
+    if f.cls == "lossy tail":
+        return f"{f.kind} {f.what} {f.side}: lossy tail ({f.evidence})"
+    what = f"{f.what} {f.side}" if f.side else f.what
+    return f"{f.kind} {what} {f.slower:.2f}x slower ({f.evidence})"
 
 
 def host_verdicts(hosts, findings, failed, doctor, judged=True) -> list:
@@ -189,11 +260,11 @@ def host_verdicts(hosts, findings, failed, doctor, judged=True) -> list:
     out = []
     for h in hosts:
         if h in failed:
-            out.append(HostVerdict(h, "failed", failed[h], doctor.get(h, "")))
+            out.append(HostVerdict(h, "failed", " ".join(str(failed[h]).split()), doctor.get(h, "")))
             continue
         mine = [f for f in findings if h in f.hosts]
         if mine:
-            why = "; ".join(_describe(f) for f in mine)
+            why = " ".join("; ".join(_describe(f) for f in mine).split())   # one line
             out.append(HostVerdict(h, "suspect", why, doctor.get(h, "")))
         elif judged:
             out.append(HostVerdict(h, "healthy", "", doctor.get(h, "")))

@@ -93,7 +93,7 @@ class SimulateTest(unittest.TestCase):
             write_run(p, m, hosts, 1, fault, np.random.default_rng(3))
             r = analysis("suspects", p, "--min-slowdown", "7", "--p0", "0.01", "--json")
             self.assertEqual(r.returncode, code, r.stderr)
-            named = {h for s in json.loads(r.stdout)["suspects"] for h in s["host"].split(">")}
+            named = {h for s in json.loads(r.stdout)["suspects"] for h in s["host"].split("->")}
             self.assertEqual(named, set() if code == 0 else {"h1", "h3"}, r.stdout)
 
     def test_fleet_judge_agrees_with_the_file_path(self):

@@ -70,6 +70,21 @@ class ValidateRetest(TempDirCase):
         # No retest verdicts: the findings stand as they were.
         self.assertEqual(apply_retests(first, None, self.file_run), (first, []))
 
+    def test_strong_first_phase_not_cleared_by_weaker_retests(self):
+        """Two fast rounds clear a part found slow in two comparisons, not one found slow in all
+        three sizes (the flapping NIC that read 1.30x at z 159), nor a lossy tail at all."""
+        strong = Finding("nic-egress", ("h3",), "h3", 1.3, "sends slow", strength=3, max_z=159.0)
+        weak = Finding("nic-ingress", ("h1",), "h1", 1.1, "receives slow", strength=2, max_z=6.0)
+        lossy = Finding("host", ("h0",), "h0", 1.2, "its tail", cls="lossy tail", strength=40)
+        retest = copy.deepcopy(self.retest)
+        fast = "round 1: fast 1.01x with rank 0 (z 0.3); round 2: fast 0.99x with rank 2 (z -0.2)"
+        retest["verdicts"] = [{"what": w, "state": "cleared", "slow_rounds": 0, "evidence": fast}
+                              for w in ("rank 3 sending", "rank 1 receiving", "rank 0 sending", "rank 0 receiving")]
+        found, notes = apply_retests([strong, weak, lossy], retest, self.file_run)
+        self.assertEqual([f.hosts for f in found], [("h3",), ("h0",)], notes)
+        self.assertTrue(any(n.startswith("retest kept nic-egress h3: the first phase had 3") for n in notes), notes)
+        self.assertTrue(any(n.startswith("retest cleared nic-ingress h1") for n in notes), notes)
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,0 +1,135 @@
+"""The tail of the iterations: a host whose transfers are now and then much slower (packet
+loss and its retransmits) while their median hardly moves.
+
+Each iteration of each flow is taken relative to what the factor model (factor_model.py)
+expects of that flow, less the step's common slowdown in that iteration (the median over
+the step's flows of their iteration, or the lower of two): a stall of the whole step is
+nobody's tail. Per host (as a sender, as a receiver, both) and per link direction:
+p90 and p99 of those ratios, the mean, and the share of iterations over K_TAIL x. A host's
+share is judged against its peers' (each without its flows with that host) as medians are:
+named `lossy tail` when its count of iterations over K_TAIL x has P < alpha under the binomial
+at the peers' mean share (at least
+TAIL_FLOOR) and its share is at least TAIL_FOLD times that. Hosts are named one at a time, the
+most certain first, and a named host's flows are then left out of the others' counts: a
+healthy host whose only slow partner is the lossy one is not named for it.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .model_parts import SIDE, Part, binom_p
+
+K_TAIL = 2.0         # an iteration this many times what the model expects is in the tail (1.5x: the
+                     # CPU of a loaded machine put 4 % of a healthy host's iterations there)
+TAIL_FLOOR = 0.005   # the healthy share assumed at the least (a host's peers may show none)
+TAIL_FOLD = 3.0      # and a named host's share is at least this many times the peers'
+
+
+def _common(u, step):
+    """[F, I] each step's common part per iteration: the median over its flows (the lower of two)."""
+    c = np.zeros_like(u)
+    with warnings.catch_warnings():   # an iteration no flow of the step ran: no common part
+        warnings.simplefilter("ignore", RuntimeWarning)
+        for k in np.unique(step):
+            sel = step == k
+            if sel.sum() >= 3:
+                c[sel] = np.nanmedian(u[sel], axis=0)
+            elif sel.sum() == 2:
+                c[sel] = np.nanmin(u[sel], axis=0)
+    return np.where(np.isfinite(c), c, 0.0)
+
+
+def _ratios(sizes):
+    """(src, dst, [rows of log ratios]) of every flow with iterations, all sizes."""
+    src, dst, rows = [], [], []
+    for sz in sizes:
+        if not sz.y.shape[1]:
+            continue
+        u = sz.y - sz.fit["fitted"][:, None]
+        with np.errstate(all="ignore"):
+            u = u - _common(u, sz.step)
+        src.append(sz.src)
+        dst.append(sz.dst)
+        rows += list(u)
+    if not rows:
+        return np.zeros(0, int), np.zeros(0, int), []
+    return np.concatenate(src), np.concatenate(dst), rows
+
+
+def _stats(vals):
+    v = vals[np.isfinite(vals)]
+    if not v.size:
+        return None
+    r = np.exp(v)
+    return {"iterations": int(v.size), "over": int((r > K_TAIL).sum()), "share_over": float((r > K_TAIL).mean()),
+            "p90": float(np.quantile(r, 0.9)), "p99": float(np.quantile(r, 0.99)), "mean": float(r.mean())}
+
+
+def _pool(rows, sel):
+    idx = np.flatnonzero(sel)
+    return np.concatenate([rows[i] for i in idx]) if idx.size else np.zeros(0)
+
+
+def _host_side(rows, src, dst, h, side, live):
+    """The host's stats on one side (or both) over the flows still `live`."""
+    mine = (src == h) if side == "send" else (dst == h) if side == "recv" else ((src == h) | (dst == h))
+    return _stats(_pool(rows, mine & live))
+
+
+def _judge(rows, src, dst, H, jd, live, done):
+    """The unnamed host whose tail is most beyond its peers' (module doc), or None:
+    (host, stats, p, p_ref, sides)."""
+    both = {h: _host_side(rows, src, dst, h, "both", live) for h in range(H) if h not in done}
+    best = None
+    for h, me in both.items():
+        # the peers' shares without their flows with h: what they show of their own
+        apart = live & (src != h) & (dst != h)
+        peers = [st["share_over"] for o in both if o != h and (st := _host_side(rows, src, dst, o, "both", apart))]
+        if not me or not peers:
+            continue
+        p_ref = max(float(np.mean(peers)), TAIL_FLOOR)
+        p = binom_p(me["over"], me["iterations"], p_ref)
+        if p < jd.alpha and me["share_over"] >= TAIL_FOLD * p_ref and (best is None or p < best[2]):
+            sides = []
+            for side in ("send", "recv"):
+                st = _host_side(rows, src, dst, h, side, live)
+                if st and binom_p(st["over"], st["iterations"], p_ref) < jd.alpha:
+                    sides.append(side)
+            best = (h, me, p, p_ref, sides)
+    return best
+
+
+def analyze(sizes, names, jd):
+    """{"hosts": {h: {side: stats}}, "links": {"a->b": stats}, "named": {h: factor_model.Part}}:
+    hosts named one at a time, the most certain first, each one's flows then left out of the
+    others' (the healthy partner of a lossy host is judged without it)."""
+    src, dst, rows = _ratios(sizes)
+    out = {"k": K_TAIL, "hosts": {}, "links": {}, "named": {}}
+    if not rows:
+        return out
+    H = len(names)
+    for a in range(H):
+        for b in range(H):
+            s = _stats(_pool(rows, (src == a) & (dst == b))) if a != b else None
+            if s:
+                out["links"][f"{names[a]}->{names[b]}"] = s
+    everything = np.ones(src.size, bool)
+    for h in range(H):
+        out["hosts"][names[h]] = {side: st for side in ("send", "recv", "both")
+                                  if (st := _host_side(rows, src, dst, h, side, everything))}
+    live, done = everything.copy(), set()
+    while (best := _judge(rows, src, dst, H, jd, live, done)) is not None:
+        h, me, p, p_ref, sides = best
+        word = SIDE[sides[0]] if len(sides) == 1 else "both sides"
+        means = [st["both"]["mean"] for o, st in out["hosts"].items() if o != names[h] and "both" in st]
+        out["named"][names[h]] = Part(
+            "host", "lossy tail", word, (names[h],), me["mean"], me["over"], me["iterations"],
+            float("nan"), p, f"{100 * me['share_over']:.1f} % of its transfers over {K_TAIL:g}x (peers "
+            f"{100 * p_ref:.1f} %), p99 {me['p99']:.2f}x, mean {me['mean']:.2f}x against "
+            f"{float(np.median(means)) if means else float('nan'):.2f}x its peers'")
+        done.add(h)
+        live &= ~((src == h) | (dst == h))
+    return out
