@@ -48,8 +48,8 @@ CLASSES = {
     "empty-file": lambda fx, r: fx["empty"],
     "unreadable-file": lambda fx, r: fx["unreadable"],
     "directory": lambda fx, r: fx["dir"],
-    "dev-null": lambda fx, r: "/dev/null",
-    "dev-full": lambda fx, r: "/dev/full",
+    "dev-null": lambda fx, r: fx["dev-null"],
+    "dev-full": lambda fx, r: fx["dev-full"],
     "fifo": lambda fx, r: fx["fifo"],
     "link-to-input": lambda fx, r: fx["link"],
     "control-chars": lambda fx, r: r.choice(["a\nb", "x\x01\x7fy", "\t", "1\n2", "\x1b[31mred"]),
@@ -126,6 +126,14 @@ def fixture(tmp: str) -> dict:
     os.mkdir(fx["dir"])
     fx["fifo"] = os.path.join(tmp, "fifo")
     os.mkfifo(fx["fifo"])
+    # Device nodes of the fixture's own (the same devices as /dev/null and /dev/full): a writer
+    # that wrongly replaces a device then replaces this copy, never the machine's /dev/null.
+    for name, minor in (("dev-null", 3), ("dev-full", 7)):
+        fx[name] = os.path.join(tmp, name)
+        try:
+            os.mknod(fx[name], 0o666 | stat.S_IFCHR, os.makedev(1, minor))
+        except PermissionError:  # not root: the machine's node, which a non-root writer cannot replace
+            fx[name] = "/dev/" + name[4:]
     fx["link"] = os.path.join(tmp, "link-to-a.h5")
     os.symlink(fx["a"], fx["link"])
     fx["out"] = os.path.join(tmp, "out")

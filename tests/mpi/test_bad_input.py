@@ -3,6 +3,7 @@ problem, at several rank counts, quickly (no hang)."""
 import argparse
 import concurrent.futures
 import os
+import stat
 import time
 
 from gdrtest import *  # noqa: F401,F403
@@ -57,7 +58,7 @@ CASES = [
     # Output collisions, every size skipped.
     (["--output", "same.h5", "--json", "same.h5"], "name the same file"),
     (["--output", "sub/../same2.h5", "--json", "./same2.h5"], "name the same file"),
-    (["--output", "/dev/full", "--force"], "--output /dev/full"),
+    (["--output", "dev-full", "--force"], "--output dev-full"),
     (["-b", "3", "-e", "7", "-d", "double"], "no case to run: 3 B is smaller than one double"),
     (["-b", "1", "-e", "1", "-d", "half"], "no case to run"),
 ]
@@ -112,8 +113,8 @@ OTHER = [
 # Analysis subcommands onto a full device (need a real result file: RUN),
 # and the environment they read.
 FULL_ANALYSIS = [
-    (["report", "RUN", "--html", "/dev/full"], "--html /dev/full"),
-    (["history", "RUN", "--case", "test=allreduce", "--plot", "/dev/full"], "--plot /dev/full"),
+    (["report", "RUN", "--html", "dev-full"], "--html dev-full"),
+    (["history", "RUN", "--case", "test=allreduce", "--plot", "dev-full"], "--plot dev-full"),
     (["compare", "RUN", "RUN", "--json"], "writing the output failed"),       # stdout > /dev/full
     (["stragglers", "RUN"], "writing the output failed"),
 ]
@@ -159,8 +160,19 @@ def one(np_, args, needle, cwd, extra_env=None):
     check(time.time() - t0 < 45, f"np={np_} {args}: took {time.time() - t0:.0f} s")
 
 
+def full_node(d):
+    """dev-full in d: a device node of its own, the same device as /dev/full (char 1, 7), so a
+    writer that wrongly replaces a device replaces this copy, never the machine's /dev/full."""
+    path = os.path.join(d, "dev-full")
+    try:
+        os.mknod(path, 0o666 | stat.S_IFCHR, os.makedev(1, 7))
+    except PermissionError:  # not root: the machine's node, which a non-root writer cannot replace
+        os.symlink("/dev/full", path)
+
+
 def run(nps):
     d = tmpdir()
+    full_node(d)
     jobs = [(np_, args, needle) for np_ in nps for args, needle in CASES]
     jobs.append((1, ["-t", "bw"], "needs at least 2 ranks"))
     os.makedirs(os.path.join(d, "sub"), exist_ok=True)
@@ -196,25 +208,25 @@ def run(nps):
 
 
 def full_devices(d):
-    """A full device: never a success. --json onto /dev/full, a device, is
+    """A full device: never a success. --json onto a full device (a node of its own, as /dev/full), is
     refused before anything is written (docs/operators/outputs.md): one line,
     exit 2, no result file."""
     h5 = os.path.join(d, "full.h5")
     p = mpirun(2, ["run", "-t", "allreduce", "-T", "mpi", "-e", "64", "-n", "1", "--output", h5,
-                   "--json", "/dev/full", "--force"], cwd=d)
+                   "--json", "dev-full", "--force"], cwd=d)
     err = [l for l in p.stderr.splitlines() if l.strip()]
-    check(p.returncode == 2, f"--json /dev/full: exit {p.returncode}, {err}")
-    check(len(err) == 1 and "--json /dev/full: is a device" in err[0], f"stderr {err}")
+    check(p.returncode == 2, f"--json dev-full: exit {p.returncode}, {err}")
+    check(len(err) == 1 and "--json dev-full: is a device" in err[0], f"stderr {err}")
     check(not os.path.exists(h5), "a result file was written after the refusal")
     # The analysis subcommands and doctor onto /dev/full, and their environment.
     run_file = os.path.join(d, "exists.h5")
     for args, needle in FULL_ANALYSIS:
         args = [run_file if a == "RUN" else a for a in args]
-        other(args, needle, d, stdout="/dev/full" if "/dev/full" not in args else "/dev/null")
+        other(args, needle, d, stdout="/dev/full" if "dev-full" not in args else "/dev/null")
     for extra, needle in ANALYSIS_ENV:
         other(["compare", run_file, run_file], needle, d, extra_env=extra)
     # doctor: a device as -o is refused (exit 2); a full stdout is exit 1 (its "could not check"), never 0.
-    other(["doctor", "--local", "-o", "/dev/full", "--force"], "-o /dev/full: not a regular file", d, stdout="/dev/null")
+    other(["doctor", "--local", "-o", "dev-full", "--force"], "-o dev-full: not a regular file", d, stdout="/dev/null")
     other(["doctor", "--local"], "stdout", d, code=1, stdout="/dev/full")
 
 
