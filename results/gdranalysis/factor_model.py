@@ -336,6 +336,11 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
         hosts.update(_intermittent(fl, names, set(hosts), jd))
     tail = tails.analyze(sizes, names, jd) if sizes else {"hosts": {}, "links": {}}
     for h, part in tail.pop("named", {}).items():
+        if h in hosts and hosts[h].cls == "slow":
+            # Slower and, beyond that slowness (the tail is taken against what the model expects,
+            # its slow factor included), a tail: loss slows the median as well when it is heavy.
+            hosts[h] = dataclasses.replace(hosts[h], cls="lossy tail",
+                                           evidence=f"{hosts[h].evidence}; and its tail: {part.evidence}")
         hosts.setdefault(h, part)
     links = _links(fl, names, set(hosts), jd) if fl is not None else []
     return Attribution(hosts, links, _steps(sizes, jd), tail, len(sizes))
