@@ -133,6 +133,16 @@ def budget_args(spec, nhosts):
     return []
 
 
+def run_validate(a, hosts, out):
+    """One validate from the first host, with the measurement's flags: (process, seconds)."""
+    cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
+           "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
+           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + budget_args(a.budget, len(hosts))
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
+    return p, time.monotonic() - t0
+
+
 def trial(a, hosts, cls, sev, target, seq):
     out = f"/tmp/gdr-measure-validate/{seq}"
     subprocess.run(["rm", "-rf", out])
@@ -143,12 +153,7 @@ def trial(a, hosts, cls, sev, target, seq):
     if cls in ("cpu", "down", "freeze"):
         th = threading.Thread(target=midrun_fault, args=(cls, sev, target, stop, log))
         th.start()
-    cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
-           "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
-           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + budget_args(a.budget, len(hosts))
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
-    took = time.monotonic() - t0
+    p, took = run_validate(a, hosts, out)
     stop.set()
     if th:
         th.join()
@@ -470,12 +475,7 @@ def gen_trial(a, hosts, cls, seed, seq):
     except fault_gen.CannotApply as e:
         sh(FAULT, "clear", check=False)
         return fault, {"error": f"not applied: {e}"}
-    cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
-           "--launcher-args", LAUNCHER_ARGS, "--no-report", "--json", "--out", out, "-T", a.transport,
-           "--min-slowdown", str(a.min_slowdown)] + a.validate_args.split() + budget_args(a.budget, len(hosts))
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=900)
-    took = time.monotonic() - t0
+    p, took = run_validate(a, hosts, out)
     try:
         effects = fault_effects(fault, t_start)
     except (OSError, ValueError, RuntimeError) as e:   # a reading that failed loses the reading, not the trial

@@ -1,6 +1,7 @@
 """Helpers for the tests that launch gdrbench for real under mpirun.
 
 Run with /usr/bin/python3 (Debian's python3-h5py and python3-numpy)."""
+import contextlib
 import json
 import os
 import signal
@@ -69,6 +70,25 @@ def check_case_consistency(attrs, times, ranks):
 
 def tmpdir():
     return tempfile.mkdtemp(prefix="gdrtest-")
+
+
+@contextlib.contextmanager
+def small_tmpfs(size):
+    """A tmpfs of `size` (mount's size=, e.g. 600k) mounted on a fresh folder, unmounted after;
+    None (the caller skips) where this machine cannot mount one."""
+    mnt = os.path.join(tmpdir(), "small")
+    os.mkdir(mnt)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", mnt], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"SKIP: cannot mount a tmpfs here ({r.stderr.strip()})")
+        os.rmdir(mnt)
+        yield None
+        return
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", mnt])
+        os.rmdir(mnt)
 
 
 def main(fn):

@@ -87,22 +87,14 @@ def control(np_):
 
 
 def nospace(np_):
-    d = tmpdir()
-    mnt = os.path.join(d, "small")
-    os.mkdir(mnt)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=600k", "tmpfs", mnt], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"SKIP: cannot mount a tmpfs here ({r.stderr.strip()})")
-        return
-    try:
+    with small_tmpfs("600k") as mnt:
+        if mnt is None:
+            return
         # 8 B to 4 KiB, 20000 iterations: cases of ranks x 160 KB, with 4 MiB of reserve.
         p = mpirun(np_, ["run", "-t", "allreduce", "-T", "mpi", "-b", "8", "-e", "4K", "-n", "20000", "-w", "1",
                          "--output", os.path.join(mnt, "run.h5")], timeout=120)
         one_line(p, 3, "KiB free on its file system", "600 KiB free")
         check(os.listdir(mnt) == [], f"written before the check: {os.listdir(mnt)}")
-    finally:
-        subprocess.run(["umount", "-l", mnt])
-        os.rmdir(mnt)
 
 
 def full_stdout(np_):

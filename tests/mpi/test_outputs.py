@@ -144,14 +144,9 @@ def analysis(*args):
 
 
 def diskfull(np_):
-    d = tmpdir()
-    mnt = os.path.join(d, "small")
-    os.mkdir(mnt)
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=6m", "tmpfs", mnt], capture_output=True, text=True)
-    if r.returncode != 0:
-        print(f"SKIP: cannot mount a tmpfs here ({r.stderr.strip()})")
-        return
-    try:
+    with small_tmpfs("6m") as mnt:
+        if mnt is None:
+            return
         out = os.path.join(mnt, "full.h5")
         # 20 cases of ranks x 20000 x 8 B (320-480 KiB each) into 6 MiB, 4 of
         # them the file's reserve: the disk fills after a handful.
@@ -173,9 +168,6 @@ def diskfull(np_):
         c = analysis("compare", out, out, "--resamples", "100")
         print(f"compare on it: exit {c.returncode}: {c.stderr.strip()}")
         check(c.returncode == 4 and "not complete" in c.stderr, f"compare: exit {c.returncode}\n{c.stderr}")
-    finally:
-        subprocess.run(["umount", "-l", mnt])
-        os.rmdir(mnt)
 
 
 def big_environment(np_):
