@@ -302,6 +302,7 @@ FOREIGN_FLAGS = {
     "--exclusive": "sbatch", "--wrap": "sbatch", "--mpi": "srun", "--no-deps": "pip", "--system-site-packages": "venv", "--variant": "debootstrap",
     "--output-on-failure": "ctest", "--print-labels": "ctest", "--show-only": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
     "--status": "jobs/with_mps.sh", "--summarize": "jobs/cluster/measure_validate.py",
+    "--gen": "jobs/cluster/measure_validate.py", "--run-s": "jobs/cluster/measure_validate.py",
     "--system": "jobs/reframe/make_references.py", "--tolerance": "jobs/reframe/make_references.py",
     "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
     "--without-verbs": "UCX configure", "--without-rdmacm": "UCX configure",
