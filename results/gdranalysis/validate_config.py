@@ -77,7 +77,7 @@ def drift(reports, hosts) -> list:
         for h, v in known.items():
             if v != value:
                 odd[h].append(f"{label(key)} {v}, its {count} peers {value}")
-    return [Finding("configuration", (h,), h, float("nan"), "; ".join(odd[h])) for h in hosts if h in odd]
+    return [Finding("configuration", (h,), h, float("nan"), "; ".join(odd[h]), cls="configuration") for h in hosts if h in odd]
 
 
 def counters_after(rec, lau, hosts, deadline, out) -> dict:

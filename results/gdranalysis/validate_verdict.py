@@ -29,7 +29,7 @@ class Finding:
     what: str          # "gc3", "rank 5 on gc3", "gc1<->gc3" (both ways), "gc1->gc3" (one way)
     slower: float      # times slower than its peers (median over its outlier comparisons)
     evidence: str
-    cls: str = "slow"  # slow, intermittent, lossy tail (factor_model.py, tails.py)
+    cls: str = "slow"  # slow, intermittent, lossy tail (factor_model.py, tails.py), configuration
     side: str = ""     # a host's: send side, receive side, both sides
     directions: list = dataclasses.field(default_factory=list)  # a link's: [{"from": a, "to": b}]
     strength: int = 0  # the first phase's slow comparisons (sizes, steps, iterations) behind it

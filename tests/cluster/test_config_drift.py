@@ -54,6 +54,7 @@ def main():
             check(p.returncode == 1 and doc["exit"] == 1, f"exit {p.returncode}")
             conf = [f for f in doc["findings"] if f["kind"] == "configuration"]
             check([f["hosts"] for f in conf] == [["gt2"]], f"configuration findings {conf}")
+            check(all(f.get("cls") == "configuration" for f in conf), f"configuration findings' class {conf}")
             check("eth0 MTU 1000, its 3 peers 1500" in conf[0]["evidence"], f"evidence {conf[0]['evidence']}")
             st = {v["host"]: v["status"] for v in doc["verdicts"]}
             check(st["gt2"] == "suspect" and st["gt1"] == st["gt4"] == "healthy", f"verdicts {st}")
