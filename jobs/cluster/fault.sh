@@ -146,8 +146,9 @@ nap() { sleep "$1" & wait $!; }   # a sleep that a TERM interrupts (the trap run
 nap_until() { local s; s=$(awk -v t="$1" -v n="$(now)" 'BEGIN { printf "%.3f", (t > n) ? t - n : 0 }'); nap "$s"; }
 
 job_alive() {  # PID: a live (not zombie) process running this script's loop, i.e. ours
+  local cmd
   [ -r "/proc/$1/stat" ] && [ "$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null)" != Z ] &&
-    tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null | grep -q "fault.sh _"
+    cmd=$(tr '\0' ' ' < "/proc/$1/cmdline" 2>/dev/null) && [[ $cmd == *"fault.sh _"* ]]
 }
 
 start_job() {  # NAME CMD...: CMD in a session of its own (so clear ends it with its sleeps), pid file

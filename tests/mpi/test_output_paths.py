@@ -15,6 +15,7 @@ runs (mpirun, host memory) and real files (docs/operators/outputs.md):
 """
 import argparse
 import os
+import signal
 import stat
 import subprocess
 import threading
@@ -34,6 +35,32 @@ def one_line(p, code, words, what):
     check(len(lines) == 1 and words in lines[0], f"{what}: not one line saying '{words}': {lines}")
 
 
+def own_ranks(out):
+    """The pids of the gdrbench ranks writing `out` (a path unique to this test)."""
+    pids = []
+    for e in os.listdir("/proc"):
+        try:
+            argv = open(f"/proc/{e}/cmdline", "rb").read().split(b"\0")
+        except (OSError, ValueError):
+            continue
+        if e.isdigit() and out.encode() in argv and any(a.endswith(b"gdrbench") for a in argv[:2]):
+            pids.append(int(e))
+    check(pids, f"no rank of the first run found writing {out}")
+    return pids
+
+
+def second_runs(np_, d, out):
+    """Runs through a symbolic and a hard link to the first run's file, --force: refused."""
+    os.symlink("first.h5", os.path.join(d, "soft.h5"))
+    os.link(out, os.path.join(d, "hard.h5"))
+    for name in ("soft.h5", "hard.h5"):
+        check(os.path.exists(out + ".lock"), "the first run ended before the second began")
+        size = os.path.getsize(out)
+        p = mpirun(np_, small(os.path.join(d, name), "--force"), timeout=120)
+        one_line(p, 2, "another run is writing", f"second run through {name}")
+        check(os.path.getsize(out) >= size, f"the run through {name} shrank the first run's file")
+
+
 def links(np_):
     d = tmpdir()
     out = os.path.join(d, "first.h5")
@@ -45,16 +72,19 @@ def links(np_):
     t0 = time.time()
     while not os.path.exists(out + ".lock") and time.time() - t0 < 60:
         time.sleep(0.05)
-    check(os.path.exists(out + ".lock"), "the first run never took its output")
-    time.sleep(0.5)
-    os.symlink("first.h5", os.path.join(d, "soft.h5"))
-    os.link(out, os.path.join(d, "hard.h5"))
-    for name in ("soft.h5", "hard.h5"):
-        check(os.path.exists(out + ".lock"), "the first run ended before the second began: too short here")
-        size = os.path.getsize(out)
-        p = mpirun(np_, small(os.path.join(d, name), "--force"), timeout=120)
-        one_line(p, 2, "another run is writing", f"second run through {name}")
-        check(os.path.getsize(out) >= size, f"the run through {name} shrank the first run's file")
+    while not os.path.exists(out) and time.time() - t0 < 60:
+        time.sleep(0.02)
+    check(os.path.exists(out + ".lock") and os.path.exists(out), "the first run never took its output")
+    # The first run's ranks (this test's own, found by its unique output path) stopped while the
+    # second runs try: on a quiet machine its 600 iterations ended before the second link's try.
+    ranks = own_ranks(out)
+    for pid in ranks:
+        os.kill(pid, signal.SIGSTOP)
+    try:
+        second_runs(np_, d, out)
+    finally:
+        for pid in ranks:
+            os.kill(pid, signal.SIGCONT)
     first.join(200)
     check(res["p"].returncode == 0, f"first run: exit {res['p'].returncode}\n{res['p'].stderr[-2000:]}")
     root, cases = read_cases(out)
