@@ -35,12 +35,22 @@ bool still_at(int fd, const std::string& path) {
   return fstat(fd, &a) == 0 && stat(path.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
-// An exclusive OFD lock on the whole of `fd` (shared by every name of its file); false when held.
+// An exclusive OFD lock on the whole of `fd` (shared by every name of its file); false when another
+// process holds a lock on it. True, without the lock, where the lock cannot be had for another
+// reason: the file system takes no such locks, or the one in the way is this process's own (where
+// flock is emulated by record locks, on 9p and NFS, HDF5's own lock on the file it just created
+// is a record lock of ours). The lock file beside it still guards every name.
 bool lock_whole(int fd) {
   struct flock fl {};
   fl.l_type = F_WRLCK;
   fl.l_whence = SEEK_SET;
-  return fcntl(fd, F_OFD_SETLK, &fl) == 0;
+  if (fcntl(fd, F_OFD_SETLK, &fl) == 0) return true;
+  if (errno != EAGAIN && errno != EACCES) return true;
+  struct flock q {};
+  q.l_type = F_WRLCK;
+  q.l_whence = SEEK_SET;
+  if (fcntl(fd, F_OFD_GETLK, &q) != 0) return true;
+  return !(q.l_type != F_UNLCK && q.l_pid != getpid());
 }
 
 }  // namespace
