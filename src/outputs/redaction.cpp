@@ -160,7 +160,9 @@ bool looks_secret(std::string_view name) {
   const std::string u = upper(name);
   const std::vector<std::string> ws = words(u);
   auto any = [&](auto pred) { return std::any_of(ws.begin(), ws.end(), pred); };
-  for (const auto& [kind, word] : table().keys) {
+  for (const auto& key : table().keys) {
+    const std::string& kind = key.first;  // not a structured binding: clang before 16 cannot capture one
+    const std::string& word = key.second;
     if (kind == "key-part" && u.find(word) != std::string::npos) return true;
     if (kind == "key-start" && any([&](const std::string& w) { return w.rfind(word, 0) == 0; })) return true;
     if (kind == "key-word" && any([&](const std::string& w) { return w == word; })) return true;
