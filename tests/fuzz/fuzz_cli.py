@@ -188,8 +188,22 @@ def digest(paths) -> dict:
     return h
 
 
+def asan_binary() -> bool:
+    """Whether gdrbench is built with AddressSanitizer, which reserves terabytes of address space
+    for its shadow memory: no address-space limit can hold it (its own allocator reports instead)."""
+    try:
+        with open(gdrbench(), "rb") as f:
+            return b"__asan_init" in f.read()
+    except OSError:
+        return False
+
+
+ASAN = None
+
+
 def limits():
-    resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT, MEM_LIMIT))
+    if not ASAN:
+        resource.setrlimit(resource.RLIMIT_AS, (MEM_LIMIT, MEM_LIMIT))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -309,6 +323,8 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--only", default=None, help="SUB/FLAG/CLASS glob (sub's spaces as /): replay those calls")
     a = ap.parse_args()
+    global ASAN
+    ASAN = asan_binary()
     seed = a.seed if a.seed is not None else int(time.time()) % 100000
     print(f"fuzz_cli: seed {seed} (replay: {sys.argv[0]} --seed {seed})", flush=True)
     rng = random.Random(seed)
