@@ -133,6 +133,19 @@ def budget_args(spec, nhosts):
     return []
 
 
+def rerun_agreement(runs, key):
+    """(hosts with the same status in both runs of a pair, hosts compared): pairs by key(run)."""
+    pairs = {}
+    for r in runs:
+        pairs.setdefault(key(r), []).append(r["status"])
+    same = tot = 0
+    for sts in pairs.values():
+        if len(sts) == 2:
+            same += sum(sts[0].get(h) == sts[1].get(h) for h in sts[0])
+            tot += len(sts[0])
+    return same, tot
+
+
 def run_validate(a, hosts, out):
     """One validate from the first host, with the measurement's flags: (process, seconds)."""
     cmd = [CLUSTER, "exec", hosts[0], a.gdrbench, "validate", "--hostfile", sh(CLUSTER, "hostfile").strip(),
@@ -241,14 +254,7 @@ def summarize(path):
         judged = sum(n - len(r["target"]) for r in ok)
         wrong = sum(len(r["wrong_hosts"]) for r in ok)
         whw = sum(1 for r in ok if r.get("whole_host_wrong"))
-        pairs = {}
-        for r in ok:
-            pairs.setdefault((r.get("seed", 33), r["pair"]), []).append(r["status"])
-        same = tot = 0
-        for sts in pairs.values():
-            if len(sts) == 2:
-                same += sum(sts[0].get(h) == sts[1].get(h) for h in sts[0])
-                tot += len(sts[0])
+        same, tot = rerun_agreement(ok, lambda r: (r.get("seed", 33), r["pair"]))
         el = sorted(r["elapsed_s"] for r in ok)
         rec = "-" if cls == "healthy" else f"{k}/{len(ok)}"
         lo, hi = wilson(k, len(ok))
@@ -564,14 +570,7 @@ def summarize_gen(path):
         judged = sum(n - len(r["fault"]["bad_hosts"]) for r in first)
         wrong = sum(len(r["wrong_hosts"]) for r in first)
         clean = sum(1 for r in first if not r["wrong_hosts"])
-        pairs = {}
-        for r in ok:
-            pairs.setdefault(r["seed"], []).append(r["status"])
-        same = tot = 0
-        for sts in pairs.values():
-            if len(sts) == 2:
-                same += sum(sts[0].get(h) == sts[1].get(h) for h in sts[0])
-                tot += len(sts[0])
+        same, tot = rerun_agreement(ok, lambda r: r["seed"])
         el = sorted(r["elapsed_s"] for r in ok)
         named_cls = sorted({c.split(": ", 1)[1] for r in first for c in r.get("classes_named", [])})
         row = {"hosts": n, "transport": tr, "class": cls, "trials": len(first),
