@@ -21,6 +21,7 @@ import numpy as np
 from . import SCHEMA_VERSION
 from . import numbers
 from .errors import InputError  # re-exported: the package's callers import it from here
+from . import inputs
 from .h5values import as_scalar, as_text
 from .schema_patterns import read_flows, read_links
 
@@ -342,6 +343,7 @@ def _precheck(path):
         raise InputError(f"{path}: no such file")
     if os.path.isdir(path):
         raise InputError(f"{path}: is a directory, not a result file")
+    inputs.regular(path, path)
 
 
 def _load_here(path: str, summary: bool = False) -> Run:

@@ -29,13 +29,12 @@ over 8H ranks is 8x longer, given beside it).
 from __future__ import annotations
 
 import json
-import os
 import time
 import warnings
 
 import numpy as np
 
-from . import numbers
+from . import inputs, numbers
 from .schema import InputError
 from .intervals import wilson
 from . import schedule
@@ -315,10 +314,8 @@ def _checked_row(r, where):
 
 def cmd_table(a):
     try:
-        if os.path.getsize(a.rows) > TABLE_MAX_BYTES:
-            raise ValueError(f"larger than {TABLE_MAX_BYTES} bytes")
-        with open(a.rows, encoding="utf-8") as f:
-            lines = [x for x in f if x.strip()]
+        text = inputs.read_text(a.rows, a.rows, TABLE_MAX_BYTES)
+        lines = [x for x in text.splitlines() if x.strip()]
         numbers.check(len(lines), "fleet-rows lines", source=f"{a.rows}: rows")
         rows = [_checked_row(json.loads(x), f"{a.rows}:{i + 1}") for i, x in enumerate(lines)]
     except (OSError, ValueError) as e:

@@ -28,7 +28,7 @@ import os
 
 import numpy as np
 
-from . import numbers
+from . import inputs, numbers
 from .schema import InputError, directions, load_run, test_kind
 
 MODEL_MAX_BYTES = 16 << 20   # simulate fit writes a few KiB
@@ -57,12 +57,7 @@ class NoiseModel:
     @classmethod
     def from_json(cls, path):
         try:
-            if os.path.exists(path) and not os.path.isfile(path):
-                raise OSError(f"{path} is not a regular file")
-            if os.path.getsize(path) > MODEL_MAX_BYTES:
-                raise ValueError(f"larger than {MODEL_MAX_BYTES} bytes")
-            with open(path, encoding="utf-8") as f:
-                d = json.load(f)
+            d = json.loads(inputs.read_text(path, path, MODEL_MAX_BYTES))
             return cls(**_checked_fields(d, path))
         except (OSError, ValueError, TypeError) as e:
             raise InputError(f"{path}: not a noise model ({str(e)[:200]})") from None

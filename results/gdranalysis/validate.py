@@ -24,7 +24,7 @@ import subprocess
 import time
 
 from .redaction import redact
-from . import numbers, outputs, schedule
+from . import inputs, numbers, outputs, schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
@@ -34,17 +34,12 @@ from .validate_verdict import apply_retests, down_links, format_table, host_verd
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
 ANALYSIS_S = 10.0           # suspects + report on 2 shared cores
 FULL_READ_BYTES = 256 << 20  # a run file up to this is read with its iterations
+HOSTFILE_MAX_BYTES = 16 << 20  # 16,384 hosts of long names and comments fit many times over
 
 
 def read_hostfile(path) -> list:
     """Host names of an Open MPI hostfile (`host [slots=N] ...`, # comments), first-seen order."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except OSError as e:
-        raise InputError(f"--hostfile {path}: cannot read it ({e.strerror or e})") from e
-    except UnicodeDecodeError:
-        raise InputError(f"--hostfile {path}: not a text file (a hostfile is `host [slots=N]` lines)") from None
+    lines = inputs.read_text(path, f"--hostfile {path}", HOSTFILE_MAX_BYTES).splitlines()
     hosts, firsts = [], {}
     for n, line in enumerate(lines, 1):
         words = line.split("#", 1)[0].split()
