@@ -28,7 +28,7 @@ from . import inputs, numbers, outputs, schedule
 from .env import env_value, executable, words
 from .jsonout import dump_json
 from .schema import InputError
-from .validate_config import counters_after, drift, moved, read_doctor, witness
+from .validate_config import counters_after, drift, lossy, moved, read_doctor, witness
 from .validate_verdict import apply_retests, down_links, format_table, host_verdicts, model_verdict, write_junit
 
 EXIT_HEALTHY, EXIT_SUSPECT, EXIT_FAILED, EXIT_INTERNAL = 0, 1, 4, 3
@@ -331,6 +331,7 @@ def validate(a) -> int:
                            min(t0 + budget, time.monotonic() + ANALYSIS_S / 2), a.out)
     run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes)
     findings += drift(before, [h for h in hosts if h not in failed])
+    findings += _lossy_by_counts(before, after, [h for h in ran_on if h in after], findings, notes)
     verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
     counters = moved(before, after, hosts)
     witness(verdicts, counters, notes)
@@ -355,6 +356,19 @@ def validate(a) -> int:
            "model": rep.model.as_dict() if rep is not None and getattr(rep, "model", None) else None}
     _write_outputs(a, doc, verdicts, findings, notes, elapsed)
     return code
+
+
+def _lossy_by_counts(before, after, hosts, findings, notes) -> list:
+    """Hosts TCP's own counts call lossy (validate_config.lossy): a finding where the timings
+    named nothing on that host, a second witness beside its verdict where they did."""
+    timed = {h for f in findings if f.kind != "configuration" for h in f.hosts}
+    new = []
+    for f in lossy(before, after, hosts, timed):
+        if f.what in timed:
+            notes.append(f"second witness: {f.what}: {f.evidence}")
+        else:
+            new.append(f)
+    return new
 
 
 def _check_request(a, hosts) -> int:

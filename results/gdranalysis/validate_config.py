@@ -11,6 +11,15 @@ or fewer (a container's veth) is not compared, and without a strict majority nob
 Counters: doctor reads them when validate starts (doctor.json) and again after the run
 (`doctor --counters`, counters-end.json); a port whose drops, errors or carrier changes moved
 is named beside the host's timing verdict, as a second witness.
+
+Loss by TCP's own counts: TCP resends a lost segment within a round trip, so loss of 1-2 %
+hardly moves a transfer's time (docs/validate.md, the loss class). It does move the counts: a
+host that loses what it sends resends (RetransSegs of OutSegs), a host that loses what it
+receives gets segments out of order (TCPOFOQueue of InSegs). Each host's share on each side
+is judged against its peers' median share as the tails are: named `lossy (TCP counts)` when
+its count is beyond the peers' share by the binomial at P < ALPHA over 2 x hosts, the share is
+at least LOSS_FOLD times the peers' and at least LOSS_MIN_SHARE. Only TCP's traffic counts:
+the transports that bypass the kernel (verbs, UCX over RDMA) leave these counts alone.
 """
 
 from __future__ import annotations
@@ -20,9 +29,16 @@ import json
 import os
 import time
 
+from .model_parts import binom_p
 from .validate_verdict import Finding
 
 UNKNOWN = ("unknown", "")
+LOSS_SIDES = (("send side", "tcp/RetransSegs", "tcp/OutSegs", "resent"),
+              ("receive side", "tcp/TCPOFOQueue", "tcp/InSegs", "out of order"))
+ALPHA = 1e-3
+LOSS_FOLD = 3.0          # a named host's share at least this many times its peers' median
+LOSS_MIN_SHARE = 0.002   # and at least this share of its segments (0.2 %)
+LOSS_MIN_SEGMENTS = 1000
 LABEL = {"mtu": "MTU", "speed_mbps": "speed (Mb/s)", "fw_ver": "firmware", "active_mtu": "active MTU",
          "ecc": "ECC", "pcie_width": "PCIe width", "pcie_speed": "PCIe speed",
          "pcie_max_width": "PCIe max width", "pcie_max_speed": "PCIe max speed"}
@@ -100,8 +116,8 @@ def moved(before, after, hosts) -> dict:
         a = (after.get(h) or {}).get("counters") or {}
         said = []
         for key in b:
-            if key not in a or a[key] == b[key]:
-                continue
+            if key not in a or a[key] == b[key] or key.startswith("tcp/"):
+                continue   # TCP resends some on any busy fabric: judged against the peers by lossy()
             port, name = key.rsplit("/", 1)
             d = a[key] - b[key]
             txt = f"{port_label(port)} {name} {'+' if d > 0 else ''}{d}"
@@ -127,3 +143,40 @@ def witness(verdicts, moved_by_host, notes) -> None:
             v.why = (v.why + "; " if v.why else "") + "counters moved: " + m
     for h, m in sorted(moved_by_host.items()):
         notes.append(f"second witness: {h}: counters moved over the run: {m}")
+
+
+def _delta(before, after, h, key):
+    b = ((before.get(h) or {}).get("counters") or {}).get(key)
+    a = ((after.get(h) or {}).get("counters") or {}).get(key)
+    return a - b if isinstance(a, int) and isinstance(b, int) and a >= b else None
+
+
+def lossy(before, after, hosts, named=()) -> list:
+    """Findings of class `lossy (TCP counts)` (module doc); hosts in `named` (the timing named
+    them) are left out of their peers' reference, as a host's own fault must not raise the bar."""
+    shares = {}
+    for side, num, den, word in LOSS_SIDES:
+        for h in hosts:
+            k, n = _delta(before, after, h, num), _delta(before, after, h, den)
+            if k is not None and n and n >= LOSS_MIN_SEGMENTS:
+                shares[(h, side)] = (k, n)
+    out = {}
+    for side, num, den, word in LOSS_SIDES:
+        mine = {h: kn for (h, sd), kn in shares.items() if sd == side}
+        for h, (k, n) in mine.items():
+            peers = [kk / nn for o, (kk, nn) in mine.items() if o != h and o not in named]
+            if len(peers) < 2:
+                continue
+            ref = max(sorted(peers)[len(peers) // 2], 1e-5)
+            share = k / n
+            p = binom_p(k, n, ref)
+            if p < ALPHA / (2 * len(hosts)) and share >= LOSS_FOLD * ref and share >= LOSS_MIN_SHARE:
+                out.setdefault(h, []).append((side, share, ref, k, n, word, p))
+    found = []
+    for h, sides in out.items():
+        side = sides[0][0] if len(sides) == 1 else "both sides"
+        ev = "; ".join(f"TCP {word}: {k} of {n} segments ({100 * sh:.2f} %, peers' median {100 * ref:.3f} %, "
+                       f"P {p:.1g})" for _, sh, ref, k, n, word, p in sides)
+        found.append(Finding("host", (h,), h, max(sh / ref for _, sh, ref, *_ in sides), ev,
+                             cls="lossy (TCP counts)", side=side, strength=len(sides)))
+    return found

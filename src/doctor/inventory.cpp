@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "doctor/facts.h"
 
@@ -49,6 +51,32 @@ bool software_netdev(const std::string& kind) {
       "bridge", "dummy", "ifb", "tun", "tap", "vxlan", "geneve", "wireguard", "openvswitch", "macvlan",
       "macvtap", "ipvlan", "gre", "gretap", "ip6gre", "ip6gretap", "ipip", "ip6tnl", "sit", "vti", "nlmon", "vrf"};
   return kinds.count(kind) != 0;
+}
+
+// TCP's own counts in this network namespace (/proc/net/snmp, /proc/net/netstat: a header
+// line of names, then a line of values, per protocol). Loss that TCP hides from the timings
+// (it resends within a round trip) still shows: resends on the sending host, segments that
+// arrived out of order on the receiving one. The segment counts are what validate divides by.
+void read_tcp_counters(const Options& o, std::vector<std::pair<std::string, std::uint64_t>>& counters) {
+  const std::pair<const char*, std::set<std::string>> files[] = {
+      {"net/snmp", {"OutSegs", "InSegs", "RetransSegs"}},
+      {"net/netstat", {"TCPOFOQueue", "TCPTimeouts", "TCPLossProbes"}}};
+  for (const auto& [file, wanted] : files) {
+    std::ifstream in(join_path(o.proc_root, file));
+    std::string names, values;
+    const std::string proto = std::string(file) == "net/snmp" ? "Tcp:" : "TcpExt:";
+    while (std::getline(in, names) && names.rfind(proto, 0) != 0) {
+    }
+    if (!in || !std::getline(in, values) || values.rfind(proto, 0) != 0) continue;
+    std::istringstream ns(names.substr(proto.size())), vs(values.substr(proto.size()));
+    std::string name, value;
+    while (ns >> name && vs >> value) {
+      if (!wanted.count(name) || value.empty() || value.size() > 19 ||
+          !std::all_of(value.begin(), value.end(), ::isdigit))
+        continue;
+      counters.emplace_back("tcp/" + name, std::stoull(value));
+    }
+  }
 }
 
 }  // namespace
@@ -124,6 +152,7 @@ void read_inventory(const Options& o, const GpuSide* gpu, const RdmaSide* rdma,
     if (!n.pci.empty())
       for (const auto& [k, v] : read_pcie_link(o, n.pci)) put(p + k, v);
   }
+  read_tcp_counters(o, counters);
   // RDMA devices and their ports (sysfs is not namespaced for them by default).
   std::vector<HcaFacts> hcas;
   if (rdma) hcas = rdma->hcas;

@@ -17,14 +17,17 @@ import unittest
 from gdrtest import PYTHON, REPO, RESULTS, gdrbench
 from gdranalysis.schema import InputError
 from gdranalysis.validate import read_hostfile
-from gdranalysis.validate_config import drift, moved, read_doctor
+from gdranalysis.validate_config import drift, lossy, moved, read_doctor
 
 TREES = os.path.join(REPO, "tests", "doctor", "data", "nic_counters")
 
 
 def doctor(sys_root, *extra):
-    """The report the real doctor writes for a recorded tree (no library probed)."""
-    p = subprocess.run([gdrbench(), "doctor", "--json", "--no-libraries", "--sysfs-root", sys_root, *extra],
+    """The report the real doctor writes for a recorded tree (no library probed; its procfs
+    beside its sysfs, where the tree has one)."""
+    proc = os.path.join(os.path.dirname(sys_root), "proc")
+    procfs = ["--procfs-root", proc] if os.path.isdir(proc) else ["--procfs-root", os.path.join(sys_root, "no-proc")]
+    p = subprocess.run([gdrbench(), "doctor", "--json", "--no-libraries", "--sysfs-root", sys_root, *procfs, *extra],
                        capture_output=True, text=True, timeout=60)
     return json.loads(p.stdout)["reports"][0]
 
@@ -82,6 +85,7 @@ class Drift(unittest.TestCase):
                      "mlx5_0 port 1 link_error_recovery +1"):
             self.assertIn(part, said)
         self.assertNotIn("carrier_up_count", said)
+        self.assertNotIn("Segs", said)   # TCP's counts are judged against the peers (LossByCounts), not as moved
         self.assertEqual(moved(before, before, ["n1"]), {})
         self.assertEqual(read_doctor(os.path.join(self.tmp, "none.json")), {})
         # Hosts that call themselves otherwise than the allocation: named by launch order.
@@ -90,6 +94,49 @@ class Drift(unittest.TestCase):
             json.dump({"reports": [dict(before["n1"], host="a.example"), dict(before["n1"], host="b.example")]}, f)
         self.assertEqual(list(read_doctor(path, ["a", "b"])), ["a", "b"])
         self.assertEqual(list(read_doctor(path, ["a", "b", "c"])), ["a.example", "b.example"])
+
+
+@unittest.skipIf(gdrbench() is None, "no gdrbench binary")
+class LossByCounts(unittest.TestCase):
+    """The host whose TCP resends or out-of-order arrivals are beyond its peers' is named with its
+    side; a share at the peers' level, a few segments, or a host the timings named are not."""
+
+    def reports(self, shares, sent=20000):
+        """{host: (before, after)} doctor reports: the recorded node, its TCP counts moved by
+        `sent` segments each way and the host's (resent, out of order) counts."""
+        base = doctor(os.path.join(TREES, "before", "sys"), "--counters")
+        before, after = {}, {}
+        for h, (resent, ooo) in shares.items():
+            before[h] = base
+            c = dict(base["counters"])
+            for k, d in (("tcp/OutSegs", sent), ("tcp/InSegs", sent), ("tcp/RetransSegs", resent),
+                         ("tcp/TCPOFOQueue", ooo)):
+                c[k] += d
+            after[h] = dict(base, counters=c)
+        return before, after
+
+    def test_one_side_each(self):
+        shares = {f"n{i}": (3 + i % 3, 1 + i % 2) for i in range(1, 9)}
+        shares["n3"] = (260, 2)     # 1.3 % of its segments resent: it loses what it sends
+        shares["n6"] = (4, 120)     # 0.6 % arrived out of order: it loses what it receives
+        before, after = self.reports(shares)
+        found = {f.what: f for f in lossy(before, after, list(shares))}
+        self.assertEqual(set(found), {"n3", "n6"})
+        self.assertEqual((found["n3"].side, found["n3"].cls), ("send side", "lossy (TCP counts)"))
+        self.assertEqual(found["n6"].side, "receive side")
+        self.assertIn("260 of 20000 segments", found["n3"].evidence)
+        # a host the timings named is left out of the peers' reference, not judged twice
+        self.assertEqual({f.what for f in lossy(before, after, list(shares), named={"n3"})}, {"n3", "n6"})
+
+    def test_peers_level_few_segments_and_missing_reads_name_nobody(self):
+        level = {f"n{i}": (200 + 7 * i, 100) for i in range(1, 7)}   # every host resends ~1 %: the fabric
+        self.assertEqual(lossy(*self.reports(level), list(level)), [])
+        few = {f"n{i}": (0, 0) for i in range(1, 7)}
+        few["n2"] = (30, 0)
+        self.assertEqual(lossy(*self.reports(few, sent=500), list(few)), [])   # under 1000 segments
+        before, after = self.reports({"n1": (0, 0), "n2": (300, 0), "n3": (0, 0), "n4": (0, 0)})
+        del after["n2"]                                                       # no after read: not judged
+        self.assertEqual(lossy(before, after, ["n1", "n2", "n3", "n4"]), [])
 
 
 class Hostfile(unittest.TestCase):

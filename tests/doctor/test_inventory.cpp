@@ -67,7 +67,10 @@ TEST(DoctorInventory, CountersMoveBetweenTheRecordedTrees) {
       {"ib/mlx5_0/1/link_downed", 1},  {"ib/mlx5_0/1/link_error_recovery", 1},
       {"ib/mlx5_0/1/symbol_error", 12}, {"net/eth0/carrier_changes", 2},
       {"net/eth0/carrier_up_count", 1}, {"net/eth0/carrier_down_count", 1},
-      {"net/eth0/rx_dropped", 5}};
+      {"net/eth0/rx_dropped", 5},      {"tcp/OutSegs", 20000},
+      {"tcp/InSegs", 19000},          {"tcp/RetransSegs", 150},
+      {"tcp/TCPOFOQueue", 40},        {"tcp/TCPTimeouts", 3},
+      {"tcp/TCPLossProbes", 5}};
   EXPECT_EQ(moved, want);
   EXPECT_EQ(before.counters.count("ib/mlx5_0/1/port_xmit_discards"), 1u);
   EXPECT_EQ(before.counters.count("net/eth0/tx_errors"), 1u);

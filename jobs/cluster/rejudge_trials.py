@@ -1,0 +1,90 @@
+#!/usr/bin/python3
+"""Judge recorded fault trials again with the analysis as it is now: a change to the model
+(factor_model.py, tails.py) is measured on faults already run, in seconds, not in hours of
+emulated cluster. Timing verdicts only: configuration drift is doctor's and is not redone here.
+
+  jobs/cluster/rejudge_trials.py results/archive/20261205_cluster8_validate-by-fault-class-model.jsonl \
+      --runs DIR     # DIR/gen-<hosts>-<seq>/run1.h5, as measure_validate.py --gen left them
+                     # (results/archive/20261205_cluster_generated-fault-runs.tar.gz unpacked)
+
+Prints, per trial, the truth, what validate named then, and what the model names now; then per
+class: bad hosts named (recall) and healthy hosts named, then and now, with Wilson intervals.
+Exit 1 when a trial's files are missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
+
+from gdranalysis.factor_model import attribute  # noqa: E402
+from gdranalysis.intervals import wilson  # noqa: E402
+from gdranalysis.schema import load_run  # noqa: E402
+
+TIMING_CLASSES = ("steady", "late", "intermittent", "loss", "stall")
+
+
+def timing_truth(t):
+    """The hosts a timing verdict should name: the trial's bad hosts less its configuration drifts."""
+    return {f["host"] for f in t["fault"]["faults"] if f["class"] in TIMING_CLASSES and f.get("host")}
+
+
+def now_named(path, a):
+    att = attribute(load_run(path), z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
+    return {h: p.cls for h, p in att.hosts.items()}
+
+
+def fmt(k, n):
+    if not n:
+        return "-"
+    lo, hi = wilson(k, n)
+    return f"{k}/{n} [{lo:.2f}, {hi:.2f}]"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("jsonl", nargs="+")
+    ap.add_argument("--runs", default="/tmp/gdr-measure-validate")
+    ap.add_argument("--z", type=float, default=5.0)
+    ap.add_argument("--min-slowdown", type=float, default=7.0)
+    ap.add_argument("--p0", type=float, default=0.01)
+    ap.add_argument("--quiet", action="store_true", help="the per-class table only")
+    a = ap.parse_args()
+    tally, missing = {}, 0
+    for path in a.jsonl:
+        for line in open(path, encoding="utf-8"):
+            t = json.loads(line)
+            if "fault" not in t or "status" not in t:
+                continue
+            run = os.path.join(a.runs, f"gen-{t['hosts']}-{t['seq']}", "run1.h5")
+            if not os.path.exists(run):
+                print(f"missing: {run}", file=sys.stderr)
+                missing += 1
+                continue
+            bad, hosts = timing_truth(t), set(t["status"])
+            then = set(t["named"]) - {f["host"] for f in t["fault"]["faults"] if f["class"] == "config"}
+            now = now_named(run, a)
+            cls = t["fault"]["class"]
+            row = tally.setdefault((t["hosts"], cls), [0] * 8)
+            for i, named in enumerate((then, set(now))):
+                row[4 * i:4 * i + 4] = [row[4 * i] + len(named & bad), row[4 * i + 1] + len(bad),
+                                        row[4 * i + 2] + len(named - bad), row[4 * i + 3] + len(hosts - bad)]
+            if not a.quiet:
+                cmds = "; ".join(" ".join(c) for c in t["fault"]["commands"])
+                print(f"{t['hosts']}h {cls:12} {cmds[:60]:60} bad {','.join(sorted(bad)) or '-':9} "
+                      f"then {','.join(sorted(then)) or '-':9} now "
+                      f"{', '.join(f'{h}: {c}' for h, c in sorted(now.items())) or '-'}")
+    print("| hosts | class | recall then | recall now | healthy named then | healthy named now |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for (h, cls), r in sorted(tally.items()):
+        print(f"| {h} | {cls} | {fmt(r[0], r[1])} | {fmt(r[4], r[5])} | {fmt(r[2], r[3])} | {fmt(r[6], r[7])} |")
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
