@@ -8,7 +8,8 @@ emulated cluster. Timing verdicts only: configuration drift is doctor's and is n
                      # (results/archive/20261205_cluster_generated-fault-runs.tar.gz unpacked)
 
 Prints, per trial, the truth, what validate named then, and what the model names now; then per
-class: bad hosts named (recall) and healthy hosts named, then and now, with Wilson intervals.
+class: bad hosts named (recall) and healthy hosts named, then and now, with Wilson intervals, and
+where a fault was run twice (measure_validate.py --rerun), how often each host got the same verdict.
 Exit 1 when a trial's files are missing.
 """
 
@@ -55,7 +56,7 @@ def main() -> int:
     ap.add_argument("--p0", type=float, default=0.01)
     ap.add_argument("--quiet", action="store_true", help="the per-class table only")
     a = ap.parse_args()
-    tally, missing = {}, 0
+    tally, missing, pairs = {}, 0, {}
     for path in a.jsonl:
         for line in open(path, encoding="utf-8"):
             t = json.loads(line)
@@ -69,6 +70,7 @@ def main() -> int:
             bad, hosts = timing_truth(t), set(t["status"])
             then = set(t["named"]) - {f["host"] for f in t["fault"]["faults"] if f["class"] == "config"}
             now = now_named(run, a)
+            pairs.setdefault((t["hosts"], t["seed"]), []).append({h: h in now for h in hosts})
             cls = t["fault"]["class"]
             row = tally.setdefault((t["hosts"], cls), [0] * 8)
             for i, named in enumerate((then, set(now))):
@@ -83,6 +85,13 @@ def main() -> int:
     print("| --- | --- | --- | --- | --- | --- |")
     for (h, cls), r in sorted(tally.items()):
         print(f"| {h} | {cls} | {fmt(r[0], r[1])} | {fmt(r[4], r[5])} | {fmt(r[2], r[3])} | {fmt(r[6], r[7])} |")
+    same = tot = 0
+    for runs in pairs.values():
+        if len(runs) == 2:
+            same += sum(runs[0][h] == runs[1].get(h) for h in runs[0])
+            tot += len(runs[0])
+    if tot:
+        print(f"rerun agreement now (the same drawn fault run twice; each host named or not): {fmt(same, tot)}")
     return 1 if missing else 0
 
 
