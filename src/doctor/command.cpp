@@ -21,6 +21,7 @@
 #include "core/errors.h"
 #include "core/launcher.h"
 #include "core/shell_quote.h"
+#include "core/whole_file.h"
 
 #include <sys/stat.h>
 
@@ -48,11 +49,9 @@ void emit(const CommandOptions& o, const std::vector<Report>& reports) {
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0)
     throw RunError(fmt::format("writing the report to stdout failed ({})", std::strerror(errno)));
   if (!o.output.empty()) {
-    // Checked through the close: a full disk fails at the flush, not the <<.
-    std::ofstream f(o.output);
-    f << to_json(reports);
-    f.close();
-    if (!f) throw RunError(fmt::format("-o {}: writing failed ({})", o.output, std::strerror(errno)));
+    // Whole or not at all: validate and fleet scripts read this file while doctor may be killed.
+    std::string why = write_whole(o.output, to_json(reports), "-o");
+    if (!why.empty()) throw RunError(why);
   }
 }
 

@@ -2,6 +2,7 @@
 problem, at several rank counts, quickly (no hang)."""
 import argparse
 import concurrent.futures
+import json
 import os
 import stat
 import time
@@ -228,6 +229,18 @@ def full_devices(d):
     # doctor: a device as -o is refused (exit 2); a full stdout is exit 1 (its "could not check"), never 0.
     other(["doctor", "--local", "-o", "dev-full", "--force"], "-o dev-full: not a regular file", d, stdout="/dev/null")
     other(["doctor", "--local"], "stdout", d, code=1, stdout="/dev/full")
+    # doctor -o through a symbolic link: the file it names is replaced whole (a temporary file
+    # beside it, renamed), the link stays a link, no temporary file is left.
+    import subprocess
+    target, link = os.path.join(d, "doctor-target.json"), os.path.join(d, "doctor-link.json")
+    with open(target, "w") as f:
+        f.write("old")
+    os.symlink("doctor-target.json", link)
+    q = subprocess.run([GDRBENCH, "doctor", "--local", "-o", link, "--force"], capture_output=True, text=True,
+                       timeout=60, env=env(), cwd=d)
+    check(q.returncode in (0, 1, 4) and os.path.islink(link), f"doctor -o link: exit {q.returncode}, {q.stderr}")
+    check(json.load(open(target))["schema"] == "gdrbench-doctor", "doctor -o link: the target is not the report")
+    check(not [n for n in os.listdir(d) if n.endswith(".tmp")], f"doctor -o left {os.listdir(d)}")
 
 
 def json_force(d):
