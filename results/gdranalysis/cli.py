@@ -17,6 +17,7 @@ import sys
 
 from . import SCHEMA_VERSION, __version__, numbers
 from .jsonout import dump_json
+from .inputs import file_name
 from .schema import InputError
 
 EXIT_OK, EXIT_REGRESSION, EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_UNTRUSTED = 0, 1, 2, 3, 4
@@ -232,8 +233,8 @@ def _add_compare(sub):
                        description="Match the cases of two runs and give, per case, the median time of "
                        "both, the ratio new/base with a bootstrap confidence interval, and a verdict. "
                        "Exit 0: no regression; 1: at least one; 2: bad input.")
-    c.add_argument("base", metavar="BASE.h5")
-    c.add_argument("new", metavar="NEW.h5")
+    c.add_argument("base", type=file_name, metavar="BASE.h5")
+    c.add_argument("new", type=file_name, metavar="NEW.h5")
     c.add_argument("--threshold", type=numbers.arg("compare --threshold"), default=5.0, metavar="PCT",
                    help="smallest change worth a verdict, percent (default 5)")
     c.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
@@ -256,7 +257,7 @@ def _add_stragglers(sub):
     s = sub.add_parser("stragglers", help="per case, the ranks and hosts slower than the median rank",
                        description="For one run, per case: each rank's median time over the median of "
                        "the rank medians; ranks above 1 + threshold are flagged. Summaries per rank and host.")
-    s.add_argument("run", metavar="RUN.h5")
+    s.add_argument("run", type=file_name, metavar="RUN.h5")
     s.add_argument("--threshold", type=numbers.arg("stragglers --threshold"), default=10.0, metavar="PCT",
                    help="flag ranks this much slower than the median rank, percent (default 10)")
     s.add_argument("--case", metavar="SPEC", help="only cases matching key=value,... (as history)")
@@ -273,7 +274,7 @@ def _add_suspects(sub):
                        "receiver effects per rank, and ranks in incast/fanout/neighbor cases that are "
                        "robust outliers among comparable ones (results/README.md says how). Exit 0: no "
                        "suspect; 1: at least one; 2: bad input.")
-    u.add_argument("run", metavar="RUN.h5")
+    u.add_argument("run", type=file_name, metavar="RUN.h5")
     u.add_argument("--z", type=numbers.arg("suspects --z"), default=5.0,
                    help="outlier: this many robust sd above the median of its peers (default 5)")
     u.add_argument("--min-slowdown", type=numbers.arg("suspects --min-slowdown"), default=25.0, metavar="PCT",
@@ -293,10 +294,10 @@ def _add_report(sub):
                        description="Write one HTML file (plots embedded as PNG) describing a run: bus "
                        "bandwidth and latency against message size, direct-over-staged speedup, per-rank "
                        "heat maps, stragglers, and the comparison with --baseline when given.")
-    r.add_argument("run", metavar="RUN.h5")
-    r.add_argument("--html", required=True, metavar="OUT.html", help="the page to write")
+    r.add_argument("run", type=file_name, metavar="RUN.h5")
+    r.add_argument("--html", type=file_name, required=True, metavar="OUT.html", help="the page to write")
     r.add_argument("--force", action="store_true", help="replace an existing --html file")
-    r.add_argument("--baseline", metavar="BASE.h5", help="compare against this run")
+    r.add_argument("--baseline", type=file_name, metavar="BASE.h5", help="compare against this run")
     r.add_argument("--threshold", type=numbers.arg("report --threshold"), default=5.0, metavar="PCT", help="comparison threshold (default 5)")
     r.add_argument("--straggler-threshold", type=numbers.arg("report --straggler-threshold"), default=10.0, metavar="PCT",
                    help="straggler threshold (default 10)")
@@ -314,12 +315,12 @@ def _add_history(sub):
     h = sub.add_parser("history", help="trend of one case across archived runs",
                        description="Print the trend of the case(s) matching --case across result files, "
                        "oldest run first (start_utc). Unreadable files are skipped with a warning.")
-    h.add_argument("files", nargs="+", metavar="RUN.h5")
+    h.add_argument("files", type=file_name, nargs="+", metavar="RUN.h5")
     h.add_argument("--case", required=True, metavar="SPEC",
                    help="key=value,... over test, transport, reference, mem, path, dtype, op, bytes "
                    "(K/M/G allowed), ranks, src, dst, iters, ...")
     h.add_argument("--json", action="store_true", help="write JSON to stdout instead of the table")
-    h.add_argument("--plot", metavar="OUT.png", help="also draw the trend into a PNG")
+    h.add_argument("--plot", type=file_name, metavar="OUT.png", help="also draw the trend into a PNG")
     h.add_argument("--force", action="store_true", help="replace an existing --plot file")
     h.set_defaults(func=cmd_history)
 
@@ -332,7 +333,7 @@ def _add_baseline(sub):
                        "first: each link, GPU and host against its own past (robust median and sd), Page's CUSUM "
                        "per run; one line per item in a change at the last run. Exit 0: none; 1: at least one; "
                        "2: bad input; 4: a run read had wrong results or did not end complete (left out of the past).")
-    b.add_argument("files", nargs="+", metavar="RUN.h5")
+    b.add_argument("files", type=file_name, nargs="+", metavar="RUN.h5")
     b.add_argument("--min-runs", type=numbers.arg("baseline --min-runs"), default=bl.DEFAULT_MIN_RUNS,
                    help=f"past runs an item needs before it is judged (default {bl.DEFAULT_MIN_RUNS})")
     b.add_argument("--min-drop", type=numbers.arg("baseline --min-drop"), default=bl.DEFAULT_MIN_DROP_PCT, metavar="PCT",
@@ -354,8 +355,8 @@ def _add_export(sub):
                        "suspect state (docs/prometheus.md says which series and how they stay bounded).")
     e.add_argument("--openmetrics", action="store_true", required=True,
                    help="the format (the only one so far): Prometheus text, textfile-collector ready")
-    e.add_argument("run", metavar="RUN.h5")
-    e.add_argument("-o", "--output", metavar="FILE",
+    e.add_argument("run", type=file_name, metavar="RUN.h5")
+    e.add_argument("-o", "--output", type=file_name, metavar="FILE",
                    help="write FILE atomically (temporary file, then rename) instead of stdout; "
                    "name it *.prom inside node_exporter's --collector.textfile.directory")
     e.add_argument("--force", action="store_true", help="replace an existing -o file")

@@ -13,6 +13,7 @@ Each refusal is an InputError: one line, exit 2.
 
 from __future__ import annotations
 
+import argparse
 import os
 import stat
 
@@ -20,6 +21,14 @@ from .errors import InputError
 
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
           (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
+
+
+def file_name(text: str) -> str:
+    """argparse's type of every argument that names a file: an empty name is refused (one line,
+    exit 2), never read as "not given"."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name; give a file name")
+    return text
 
 
 def regular(path: str, what: str) -> None:

@@ -36,7 +36,7 @@ def parse_hosts(spec, name="simulate fleet --hosts"):
 
 
 def load_model(a) -> NoiseModel:
-    if a.noise:
+    if a.noise is not None:   # an empty name is a name given, refused as a file, not "no model"
         return NoiseModel.from_json(a.noise)
     return fit_files(a.noise_from)
 

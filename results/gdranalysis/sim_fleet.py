@@ -36,6 +36,7 @@ import numpy as np
 
 from . import inputs, numbers
 from .schema import InputError
+from .inputs import file_name
 from .intervals import wilson
 from . import schedule
 from .sim_common import load_model, parse_cells, parse_hosts, wall_time_s
@@ -326,7 +327,7 @@ def cmd_table(a):
 
 def add_parser(ss, common):
     t = ss.add_parser("table", help="the markdown table of `simulate fleet --out` rows")
-    t.add_argument("rows", help="the JSON lines simulate fleet --out wrote")
+    t.add_argument("rows", type=file_name, help="the JSON lines simulate fleet --out wrote")
     t.set_defaults(func=cmd_table)
     f = ss.add_parser("fleet", help="predicted recall, host FP rate and schedule time at fleet scale")
     common(f)
@@ -342,5 +343,5 @@ def add_parser(ss, common):
                    help="host-rounds' first N rounds only (run --max-rounds): a sample; 0, the default: all")
     f.add_argument("--bad-hosts", type=numbers.arg("simulate fleet --bad-hosts"), default=1, metavar="N",
                    help="faults per trial, on distinct hosts (links: distinct host pairs); default 1")
-    f.add_argument("--out", help="append the rows (JSON lines) here")
+    f.add_argument("--out", type=file_name, help="append the rows (JSON lines) here")
     f.set_defaults(func=cmd_fleet)

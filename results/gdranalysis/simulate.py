@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from . import numbers
+from .inputs import file_name
 from .intervals import wilson
 from .sim_files import Fault, write_run
 from .sim_common import fit_files, load_model, parse_cells, parse_hosts
@@ -195,8 +196,8 @@ def add_parser(sub):
                        description=__doc__.split("\n\n")[0])
     ss = s.add_subparsers(dest="action", required=True)
     f = ss.add_parser("fit", help="fit the noise model to real bw rounds files")
-    f.add_argument("files", nargs="+", metavar="FILE[:HOST,...]")
-    f.add_argument("-o", "--output", required=True, help="the model, JSON (written whole: docs/operators/outputs.md)")
+    f.add_argument("files", type=file_name, nargs="+", metavar="FILE[:HOST,...]")
+    f.add_argument("-o", "--output", type=file_name, required=True, help="the model, JSON (written whole: docs/operators/outputs.md)")
     f.add_argument("--force", action="store_true", help="replace an existing -o file")
     f.set_defaults(func=cmd_fit)
     t = ss.add_parser("trials", help="simulated validate runs per fault cell; recall and host FP rate")
@@ -204,7 +205,7 @@ def add_parser(sub):
     t.add_argument("--hosts", default="4", help="host counts, comma-separated (default 4)")
     t.add_argument("--cells", default="healthy,link:10,link:25,nic-both:10", help="fault cells (module doc)")
     t.add_argument("--trials", type=numbers.arg("simulate --trials"), default=10, help="per host count and cell (default 10)")
-    t.add_argument("--out", help="append one JSON line per trial here")
+    t.add_argument("--out", type=file_name, help="append one JSON line per trial here")
     t.add_argument("--json", action="store_true", help="print the summary as JSON")
     t.set_defaults(func=cmd_trials)
     add_fleet(ss, _common)
@@ -212,8 +213,8 @@ def add_parser(sub):
 
 def _common(p):
     g = p.add_mutually_exclusive_group(required=True)
-    g.add_argument("--noise", metavar="MODEL.json", help="a model `simulate fit` wrote")
-    g.add_argument("--noise-from", nargs="+", metavar="FILE[:HOST,...]", help="fit it here to these real files")
+    g.add_argument("--noise", type=file_name, metavar="MODEL.json", help="a model `simulate fit` wrote")
+    g.add_argument("--noise-from", type=file_name, nargs="+", metavar="FILE[:HOST,...]", help="fit it here to these real files")
     p.add_argument("--ranks-per-host", type=numbers.arg("simulate --ranks-per-host"), default=1, help="ranks (GPUs) per host (default 1)")
     p.add_argument("--seed", type=numbers.arg("simulate --seed"), default=1)
     p.add_argument("--z", type=numbers.arg("simulate --z"), default=5.0, help="as validate (default 5)")

@@ -26,6 +26,7 @@ import time
 from .redaction import redact
 from . import inputs, numbers, outputs, schedule
 from .env import env_value, executable, words
+from .inputs import file_name
 from .jsonout import dump_json
 from .schema import InputError
 from .validate_config import counters_after, drift, lossy, moved, read_doctor, witness
@@ -518,7 +519,7 @@ def add_parser(sub, exit_codes_doc):
     v = sub.add_parser("validate", help="acceptance run of a cluster: doctor, patterns, per-host verdict",
                        description=__doc__.split("\n\n")[1] + " " + exit_codes_doc)
     g = v.add_mutually_exclusive_group(required=True)
-    g.add_argument("--hostfile", metavar="FILE", help="an Open MPI hostfile (host [slots=N] per line)")
+    g.add_argument("--hostfile", type=file_name, metavar="FILE", help="an Open MPI hostfile (host [slots=N] per line)")
     g.add_argument("--slurm", action="store_true", help="the Slurm allocation this runs in (srun --mpi=pmix)")
     v.add_argument("--budget", type=numbers.arg("validate --budget"), metavar="SECONDS",
                    help="wall-clock seconds for the whole validation (default: sized from the host count)")
@@ -551,10 +552,10 @@ def add_parser(sub, exit_codes_doc):
     v.add_argument("--p0", type=numbers.arg("validate --p0"), default=0.01,
                    help="outliers per comparison in a healthy run (default 0.01: with one rank per host a link "
                    "is judged once per size, and 2 outliers of 3 sizes must be enough)")
-    v.add_argument("--out", default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
+    v.add_argument("--out", type=file_name, default=f"validate-{time.strftime('%Y%m%dT%H%M%S', time.gmtime())}",
                    help="folder for validate.json, validate.xml, report.html, commands.log, run*.h5")
     v.add_argument("--force", action="store_true", help="write into an --out folder that holds a validate.json")
     v.add_argument("--no-report", action="store_true", help="skip report.html (saves ~5 s)")
-    v.add_argument("--gdrbench", metavar="PATH", help="the binary to launch (default: the one running this)")
+    v.add_argument("--gdrbench", type=file_name, metavar="PATH", help="the binary to launch (default: the one running this)")
     v.add_argument("--json", action="store_true", help="print validate.json instead of the table")
     v.set_defaults(func=validate)

@@ -12,6 +12,10 @@
 
 namespace gdr {
 
+std::string file_name_check(const std::string& name) {
+  return name.empty() ? "an empty name; give a file name" : "";
+}
+
 std::string write_whole(const std::string& path, const std::string& text, const char* option) {
   std::error_code ec;
   std::filesystem::path target = std::filesystem::weakly_canonical(path, ec);

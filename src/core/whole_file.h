@@ -11,4 +11,8 @@ namespace gdr {
 // it. "" when written, else the problem in one line.
 std::string write_whole(const std::string& path, const std::string& text, const char* option);
 
+// CLI11's check of an option that names a file: an empty name is refused (exit 2), never read as
+// "not given" (run --output '' would otherwise write the default name).
+std::string file_name_check(const std::string& name);
+
 }  // namespace gdr

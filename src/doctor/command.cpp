@@ -97,7 +97,7 @@ CLI::App* add_command(CLI::App& app, int& exit_code) {
       "topology, library versions. Exit 0 ready, 3 degraded, 4 not ready. Under mpirun/srun, "
       "one report per node, gathered to rank 0.");
   sub->add_flag("--json", o->json, "Print the JSON document (schema: src/doctor/README.md)");
-  sub->add_option("-o,--output", o->output, "Also write the JSON document to this file");
+  sub->add_option("-o,--output", o->output, "Also write the JSON document to this file")->check(file_name_check);
   sub->add_flag("--force", o->force, "Overwrite the -o file if it exists");
   sub->add_flag("--counters", o->probe.counters_only,
                 "Read only the NICs' and ports' error counters (fast; validate reads them before and after its run)");

@@ -11,6 +11,7 @@
 
 #include "collectives/patterns.h"
 #include "collectives/test.h"
+#include "core/whole_file.h"
 #include "core/component_options.h"
 #include "core/errors.h"
 #include "core/sizes.h"
@@ -105,9 +106,10 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
                  "(= copy-d2d,copy-d2h,copy-h2d), or none. Default: mpi, and on device memory the "
                  "copy rows at the bw/bibw sizes that those rows' %peak and path verdict need");
   sub.add_option("--output", a.output,
-                 "HDF5 result file (default results/<UTC time>_<host>_<np>r.h5)");
+                 "HDF5 result file (default results/<UTC time>_<host>_<np>r.h5)")
+      ->check(file_name_check);
   sub.add_flag("--force", a.force, "overwrite an existing --output file");
-  sub.add_option("--json", a.json, "also write the table as JSON Lines to this file");
+  sub.add_option("--json", a.json, "also write the table as JSON Lines to this file")->check(file_name_check);
   sub.add_option("--timeout", a.timeout, "longest any single wait may take, seconds")
       ->capture_default_str();
   sub.add_option("--pairs", a.pairs,

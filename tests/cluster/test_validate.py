@@ -7,8 +7,8 @@ link (fault.sh link, both directions): exit 1, that link named as a link,
 no host named as a whole and no other host named; with `--retest auto` the same, the
 retests in the same job probing only that link's hosts and clearing no slow link.
 Faults nobody chose (the targets of the fleet verdicts): one host's NIC
-flapping (fault.sh flap: 40 % slower half of every 2 s), one host dropping 3 %
-of its packets both ways (fault.sh loss), and every NIC 60 % slower for a
+flapping (fault.sh flap: 40 % slower half of every 4 s), one host dropping 1.5 %
+of what it sends (fault.sh loss), and every NIC 60 % slower for a
 window mid-run (fault.sh stall): validate names exactly the bad host, with the
 right class where its findings carry one, and no host for the stall.
 Bad input: one line, 2.
@@ -73,7 +73,7 @@ def files_agree(out, rc, budget=BUDGET):
 
 def healthy(gdr, d):
     for args, why in ((["--hostfile", "/nonexistent"], "cannot read"),
-                      (["--hostfile", "/dev/null"], "no host"),
+                      (["--hostfile", "/dev/null"], "is a device, not a regular file"),
                       (["--hostfile", sh(CLUSTER, "hostfile").strip(), "--budget", "5"], "too small")):
         p = subprocess.run([gdr, "validate", *args], env=ENV, capture_output=True, text=True, timeout=60)
         check(p.returncode == 2 and why in p.stderr and p.stderr.count("\n") == 1,
@@ -137,19 +137,23 @@ def intermittent(gdr, d):
 
 
 def loss(gdr, d):
-    """One host drops 5 % of its packets each way (nftables); the rules' counters say how many. The
-    run gets 60 s, not 40, for the tail test's iterations: at 4 hosts, 3 % in 40 s named gt3 in 2
-    of 4 runs, 5 % in 40 s in 4 of 6 (one missed, one read as slow)."""
-    print(sh(FAULT, "loss", "gt3", "5", "both").strip())
+    """One host drops 1.5 % of what it sends (nftables; the rules' counters say how many): the low
+    end of the loss the fleet targets ask for, one direction, which TCP resends within a round trip
+    and the timings hardly see. validate names it by TCP's own counts (its resends beyond its
+    peers'), or by its tail, with the send side."""
+    print(sh(FAULT, "loss", "gt3", "1.5", "egress").strip())
     out = os.path.join(d, "loss")
-    p, took = validate(gdr, out, "--no-report", budget=LONG_BUDGET)
+    p, took = validate(gdr, out, "--no-report")
     counts = sh(FAULT, "counters", "gt3")
     print(counts)
     sh(FAULT, "clear")
     rates = [float(x.split("(")[1].split()[0]) for x in counts.splitlines()]
-    check(len(rates) == 2 and all(3.5 < r < 6.5 for r in rates), f"drop rates {rates} %, asked 5 %")
-    check(p.returncode == 1, f"gt3 losing 5 %: exit {p.returncode}")
-    only_host_named(files_agree(out, 1, LONG_BUDGET), "gt3", ("lossy tail",), "lossy host")
+    check(len(rates) == 1 and 0.8 < rates[0] < 2.2, f"drop rates {rates} %, asked 1.5 %")
+    check(p.returncode == 1, f"gt3 losing 1.5 % of what it sends: exit {p.returncode}")
+    doc = files_agree(out, 1)
+    only_host_named(doc, "gt3", ("lossy (TCP counts)", "lossy tail"), "lossy host")
+    sides = {f.get("side") for f in doc["findings"] if "gt3" in f["hosts"]}
+    check(sides <= {"send side", "both sides"}, f"lossy host's side {sides}, want the send side")
     print(f"loss: {took:.1f} s")
 
 

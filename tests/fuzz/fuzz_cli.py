@@ -54,6 +54,7 @@ CLASSES = {
     "link-to-input": lambda fx, r: fx["link"],
     "control-chars": lambda fx, r: r.choice(["a\nb", "x\x01\x7fy", "\t", "1\n2", "\x1b[31mred"]),
     "text": lambda fx, r: r.choice(["abc", "", " ", "8G8", "1,2,,3", "=", "--", "ü"]),
+    "empty-name": lambda fx, r: "",
 }
 
 
@@ -111,7 +112,7 @@ def python_flags() -> dict:
 # layer, whatever the seed: a FIFO that never gets a writer or a device that never ends is a hang
 # or a memory finding on exactly those flags, too costly to leave to the draw.
 FILE_CLASSES = ("fifo", "dev-full", "dev-null", "directory", "unreadable-file", "garbage-file",
-                "empty-file", "link-to-input")
+                "empty-file", "link-to-input", "empty-name")
 FILE_NAMES = re.compile(r"FILE|\.H5|\.JSON|\.HTML|\.PNG|\.PROM|PATH|ROWS|MODEL|FOLDER|DIR|^OUT|OUTPUT|HOSTFILE")
 CPP_FILE_FLAGS = ("--output", "--json")  # CLI11 calls every value TEXT: these two take a path
 FILE_FLAGS = set()  # (sub, flag), filled as the flags are read
@@ -221,11 +222,14 @@ def limits():
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def judge(rc, err, timed_out, changed) -> list:
-    """The finding classes of one call (none: it behaved)."""
+def judge(rc, err, timed_out, changed, empty_file_name=False) -> list:
+    """The finding classes of one call (none: it behaved). An empty name for a file must be
+    refused (exit 2): read as "not given" it silently writes or reads something else."""
     f = []
     if timed_out:
         return ["hang"]
+    if empty_file_name and rc != 2:
+        f.append("empty-name-accepted")
     if "Traceback (most recent call last)" in err:
         f.append("memory" if "MemoryError" in err else "traceback")
     if rc is not None and rc < 0:
@@ -266,7 +270,7 @@ def call(exe, sub, flag, cls, seed, top, n):
     os.chmod(fx["unreadable"], stat.S_IRUSR | stat.S_IWUSR)
     shutil.rmtree(fx["tmp"], ignore_errors=True)
     return {"sub": sub, "flag": flag, "cls": cls, "value": value, "rc": rc, "secs": time.monotonic() - t0,
-            "findings": judge(rc, err, timed_out, changed), "err": err.strip().splitlines()[-1:] if err.strip() else [],
+            "findings": judge(rc, err, timed_out, changed, cls == "empty-name" and (sub, flag) in FILE_FLAGS), "err": err.strip().splitlines()[-1:] if err.strip() else [],
             "cmd": cmd, "changed": changed}
 
 
