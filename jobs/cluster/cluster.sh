@@ -100,6 +100,7 @@ down() {
     ip link del "$l" 2>/dev/null || true
   done
   "$(dirname "$0")/fault.sh" clear-cgroups 2>/dev/null || true
+  nft delete table netdev "gdrfault-$name" 2>/dev/null || true   # fault.sh loss's rules at the bridge ports
   rm -rf "$dir"
   echo "cluster.sh: cluster '$name' down"
 }

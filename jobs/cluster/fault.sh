@@ -16,9 +16,10 @@
 #                                               for DUTY_PCT % of every PERIOD_S, its own rate for the rest;
 #                                               a background job that ends by itself after DURATION_S (then
 #                                               the rate is back); prints its pid file; clear stops it
-#   fault.sh loss HOST PCT [egress|ingress|both] PCT % of the host's packets dropped (default both ways):
-#                                               nftables in its namespace, `numgen random mod 10000 < PCT*100`
-#                                               (no netem nor act_gact in this kernel); counted by the rules
+#   fault.sh loss HOST PCT [egress|ingress|both] PCT % of the host's packets dropped on the wire (default
+#                                               both ways): nftables netdev ingress hooks at its bridge port
+#                                               (egress) and its eth0 (ingress), `numgen random mod 10000 <
+#                                               PCT*100` (no netem nor act_gact in this kernel); counted
 #   fault.sh counters HOST                      what the loss rules dropped and passed, each direction
 #   fault.sh stall PCT ONSET_S DURATION_S       machine-wide: every host's NIC, both ways, PCT % slower from
 #                                               ONSET_S (seconds from now) for DURATION_S, then back to the
@@ -122,7 +123,7 @@ clear_host() {
   ip netns exec "gdrc-$h" ip link set eth0 up
   ip netns exec "gdrc-$h" ip link set eth0 mtu 1500
   ip netns exec "gdrc-$h" ip route flush type blackhole 2>/dev/null || true
-  ip netns exec "gdrc-$h" nft delete table inet gdrfault 2>/dev/null || true
+  loss_clear "$h"
   for p in $(ip netns pids "gdrc-$h"); do kill -CONT "$p" 2>/dev/null || true; done
 }
 
@@ -190,27 +191,48 @@ flap_loop() {  # the background job of flap: bounded by cycles and by the clock,
   log_line "done $h"
 }
 
+# Loss on the wire: where TCP cannot see the drop, so it loses the segment and must resend it.
+# A drop in the sending stack (the output hook, a qdisc) returns an error to TCP, which retries
+# at once as if nothing was lost: 1.5 % "egress loss" there cost nothing and resent nothing.
+# Egress: the host's packets dropped as they arrive at its bridge port (the root namespace's
+# netdev ingress hook on its veth peer); ingress: packets to it dropped as they arrive at its
+# eth0 (netdev ingress in its namespace), before its IP stack.
+loss_where() {  # HOST egress|ingress -> "NETNS-PREFIX TABLE CHAIN DEVICE"
+  if [ "$2" = egress ]; then echo "- gdrfault-$name $1-egress ${name}v$(idx "$1")"
+  else echo "gdrc-$1 gdrfault ingress eth0"; fi
+}
+in_ns() { if [ "$1" = - ]; then "${@:2}"; else ip netns exec "$1" "${@:2}"; fi; }
+
 loss() {
-  local h=$1 p=$2 dirn=${3:-both} n d
+  local h=$1 p=$2 dirn=${3:-both} n d ns t c dev
   host_ok "$h"; pct_ok "$p"; dirs_of "$dirn" > /dev/null
   n=$(awk -v p="$p" 'BEGIN { n = int(p * 100 + 0.5); print (n > 10000 ? -1 : n) }')
   [ "$n" -ge 0 ] || die "loss: PCT '$p' above 100"
-  ip netns exec "gdrc-$h" nft add table inet gdrfault
   for d in $(dirs_of "$dirn"); do
-    local hook=output io=oifname; [ "$d" = ingress ] && { hook=input; io=iifname; }
-    ip netns exec "gdrc-$h" nft add chain inet gdrfault "$d" "{ type filter hook $hook priority 0; policy accept; }"
-    ip netns exec "gdrc-$h" nft flush chain inet gdrfault "$d"
-    ip netns exec "gdrc-$h" nft add rule inet gdrfault "$d" $io eth0 numgen random mod 10000 '<' "$n" counter drop
-    ip netns exec "gdrc-$h" nft add rule inet gdrfault "$d" $io eth0 counter
+    read -r ns t c dev <<< "$(loss_where "$h" "$d")"
+    in_ns "$ns" nft add table netdev "$t"
+    in_ns "$ns" nft add chain netdev "$t" "$c" "{ type filter hook ingress device $dev priority 0; policy accept; }"
+    in_ns "$ns" nft flush chain netdev "$t" "$c"
+    in_ns "$ns" nft add rule netdev "$t" "$c" numgen random mod 10000 '<' "$n" counter drop
+    in_ns "$ns" nft add rule netdev "$t" "$c" counter
   done
-  echo "fault.sh: $h drops $p% of its packets, $dirn ($n in 10000, nftables table inet gdrfault)"
+  echo "fault.sh: $h drops $p% of its packets on the wire, $dirn ($n in 10000, nftables netdev ingress hooks)"
+}
+
+loss_clear() {  # HOST: its loss rules, both directions
+  local d ns t c dev
+  for d in egress ingress; do
+    read -r ns t c dev <<< "$(loss_where "$1" "$d")"
+    in_ns "$ns" nft delete chain netdev "$t" "$c" 2>/dev/null || true
+  done
 }
 
 counters() {  # egress|ingress dropped passed, from the loss rules' counters
-  local h=$1 d out=""
+  local h=$1 d out="" ns t c dev
   host_ok "$h"
   for d in egress ingress; do
-    out+=$(ip netns exec "gdrc-$h" nft list chain inet gdrfault "$d" 2>/dev/null | awk -v d="$d" -v h="$h" '
+    read -r ns t c dev <<< "$(loss_where "$h" "$d")"
+    out+=$(in_ns "$ns" nft list chain netdev "$t" "$c" 2>/dev/null | awk -v d="$d" -v h="$h" '
       /counter/ { for (i = 1; i < NF; i++) if ($i == "packets") v = $(i + 1); if (/drop/) dr = v; else ps = v }
       END { if (dr != "") printf "%s %s dropped %d passed %d (%.3f %%)\n", h, d, dr, ps, 100 * dr / ((dr + ps) ? dr + ps : 1) }' || true)
     out+=$'\n'

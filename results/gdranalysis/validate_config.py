@@ -177,6 +177,6 @@ def lossy(before, after, hosts, named=()) -> list:
         side = sides[0][0] if len(sides) == 1 else "both sides"
         ev = "; ".join(f"TCP {word}: {k} of {n} segments ({100 * sh:.2f} %, peers' median {100 * ref:.3f} %, "
                        f"P {p:.1g})" for _, sh, ref, k, n, word, p in sides)
-        found.append(Finding("host", (h,), h, max(sh / ref for _, sh, ref, *_ in sides), ev,
+        found.append(Finding("host", (h,), h, float("nan"), ev,   # no time ratio: a count
                              cls="lossy (TCP counts)", side=side, strength=len(sides)))
     return found

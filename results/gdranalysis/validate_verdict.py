@@ -29,7 +29,7 @@ class Finding:
     what: str          # "gc3", "rank 5 on gc3", "gc1<->gc3" (both ways), "gc1->gc3" (one way)
     slower: float      # times slower than its peers (median over its outlier comparisons)
     evidence: str
-    cls: str = "slow"  # slow, intermittent, lossy tail (factor_model.py, tails.py), configuration
+    cls: str = "slow"  # slow, intermittent, lossy tail (factor_model.py, tails.py), configuration, lossy (TCP counts)
     side: str = ""     # a host's: send side, receive side, both sides
     directions: list = dataclasses.field(default_factory=list)  # a link's: [{"from": a, "to": b}]
     strength: int = 0  # the first phase's slow comparisons (sizes, steps, iterations) behind it
@@ -249,8 +249,8 @@ def _describe(f) -> str:
         return f"configuration {f.what}: {f.evidence}"
     if f.kind == "link-down":
         return f"link {f.what} down ({f.evidence})"
-    if f.cls == "lossy tail":
-        return f"{f.kind} {f.what} {f.side}: lossy tail ({f.evidence})"
+    if f.cls in ("lossy tail", "lossy (TCP counts)"):
+        return f"{f.kind} {f.what} {f.side}: {f.cls} ({f.evidence})"
     what = f"{f.what} {f.side}" if f.side else f.what
     return f"{f.kind} {what} {f.slower:.2f}x slower ({f.evidence})"
 
