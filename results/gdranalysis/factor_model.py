@@ -334,7 +334,7 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
     fl = _slow_flows(sizes, jd) if sizes else None
     if fl is not None:
         hosts.update(_intermittent(fl, names, set(hosts), jd))
-    tail = tails.analyze(sizes, names, jd) if sizes else {"hosts": {}, "links": {}}
+    tail = tails.analyze(sizes, names, jd, named=set(hosts)) if sizes else {"hosts": {}, "links": {}}
     for h, part in tail.pop("named", {}).items():
         if h in hosts and hosts[h].cls == "slow":
             # Slower and, beyond that slowness (the tail is taken against what the model expects,
