@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Judge recorded fault trials again with the analysis as it is now: a change to the model
-(factor_model.py, tails.py) is measured on faults already run, in seconds, not in hours of
-emulated cluster. Timing verdicts only: configuration drift is doctor's and is not redone here.
+(factor_model.py, tails.py, validate_config.py) is measured on faults already run, in seconds, not
+in hours of emulated cluster: the model on the run file, configuration drift and loss by TCP's
+counts on doctor's reads beside it (doctor.json, counters-end.json; --timing-only without them).
 
   jobs/cluster/rejudge_trials.py results/archive/20261205_cluster8_validate-by-fault-class-model.jsonl \
       --runs DIR     # DIR/gen-<hosts>-<seq>/run1.h5, as measure_validate.py --gen left them
@@ -26,18 +27,33 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
 from gdranalysis.factor_model import attribute  # noqa: E402
 from gdranalysis.intervals import wilson  # noqa: E402
 from gdranalysis.schema import load_run  # noqa: E402
+from gdranalysis.validate_config import drift, lossy, read_doctor  # noqa: E402
 
 TIMING_CLASSES = ("steady", "late", "intermittent", "loss", "stall")
 
 
-def timing_truth(t):
-    """The hosts a timing verdict should name: the trial's bad hosts less its configuration drifts."""
-    return {f["host"] for f in t["fault"]["faults"] if f["class"] in TIMING_CLASSES and f.get("host")}
+def truth(t, a):
+    """The hosts the verdict should name: every bad host, or with --timing-only the trial's bad
+    hosts less its configuration drifts (for folders without doctor's reads)."""
+    keep = TIMING_CLASSES if a.timing_only else TIMING_CLASSES + ("config",)
+    return {f["host"] for f in t["fault"]["faults"] if f["class"] in keep and f.get("host")}
 
 
 def now_named(path, a):
+    """{host: class} the analysis names now: the model's timing verdict, and where the trial's
+    folder holds doctor's reads (doctor.json, counters-end.json), configuration drift and loss
+    by TCP's counts as validate adds them."""
     att = attribute(load_run(path), z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
-    return {h: p.cls for h, p in att.hosts.items()}
+    named = {h: p.cls for h, p in att.hosts.items()}
+    d = os.path.dirname(path)
+    before = read_doctor(os.path.join(d, "doctor.json"))
+    after = read_doctor(os.path.join(d, "counters-end.json"))
+    hosts = sorted(before)
+    for f in drift(before, hosts):
+        named.setdefault(f.what, f.cls)
+    for f in lossy(before, after, [h for h in hosts if h in after], set(named)):
+        named.setdefault(f.what, f.cls)
+    return named
 
 
 def fmt(k, n):
@@ -55,6 +71,8 @@ def main() -> int:
     ap.add_argument("--min-slowdown", type=float, default=7.0)
     ap.add_argument("--p0", type=float, default=0.01)
     ap.add_argument("--quiet", action="store_true", help="the per-class table only")
+    ap.add_argument("--timing-only", action="store_true",
+                    help="judge the timing verdicts only (folders without doctor's reads: drift and TCP counts unjudged)")
     a = ap.parse_args()
     tally, missing, pairs = {}, 0, {}
     for path in a.jsonl:
@@ -67,9 +85,12 @@ def main() -> int:
                 print(f"missing: {run}", file=sys.stderr)
                 missing += 1
                 continue
-            bad, hosts = timing_truth(t), set(t["status"])
-            then = set(t["named"]) - {f["host"] for f in t["fault"]["faults"] if f["class"] == "config"}
+            bad, hosts = truth(t, a), set(t["status"])
+            then = set(t["named"])
             now = now_named(run, a)
+            if a.timing_only:
+                drifted = {f["host"] for f in t["fault"]["faults"] if f["class"] == "config"}
+                then, now = then - drifted, {h: c for h, c in now.items() if h not in drifted}
             pairs.setdefault((t["hosts"], t["seed"]), []).append({h: h in now for h in hosts})
             cls = t["fault"]["class"]
             row = tally.setdefault((t["hosts"], cls), [0] * 8)
