@@ -43,15 +43,17 @@ def now_named(path, a):
     """{host: class} the analysis names now: the model's timing verdict, and where the trial's
     folder holds doctor's reads (doctor.json, counters-end.json), configuration drift and loss
     by TCP's counts as validate adds them."""
-    att = attribute(load_run(path), z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0)
-    named = {h: p.cls for h, p in att.hosts.items()}
     d = os.path.dirname(path)
     before = read_doctor(os.path.join(d, "doctor.json"))
     after = read_doctor(os.path.join(d, "counters-end.json"))
     hosts = sorted(before)
+    counted = lossy(before, after, [h for h in hosts if h in after])   # as validate: first, a shield
+    att = attribute(load_run(path), z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0,
+                    shield={f.what for f in counted})
+    named = {h: p.cls for h, p in att.hosts.items()}
     for f in drift(before, hosts):
         named.setdefault(f.what, f.cls)
-    for f in lossy(before, after, [h for h in hosts if h in after], set(named)):
+    for f in counted:
         named.setdefault(f.what, f.cls)
     return named
 

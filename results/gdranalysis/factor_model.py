@@ -320,8 +320,10 @@ class Attribution:
                 "tails": self.tails, "sizes": self.sizes}
 
 
-def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
-    """The model's verdict on a run (module doc). Reads the iterations when the run has them."""
+def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, shield=()):
+    """The model's verdict on a run (module doc). Reads the iterations when the run has them.
+    `shield`: hosts named by other evidence (validate's TCP counts): like the hosts the model
+    names, their flows are left out of their peers' tails."""
     from . import tails
     names = sorted({run.host_of(r) for r in range(run.nranks)})
     sizes = read_sizes(run, names)
@@ -334,7 +336,7 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3):
     fl = _slow_flows(sizes, jd) if sizes else None
     if fl is not None:
         hosts.update(_intermittent(fl, names, set(hosts), jd))
-    tail = tails.analyze(sizes, names, jd, named=set(hosts)) if sizes else {"hosts": {}, "links": {}}
+    tail = tails.analyze(sizes, names, jd, named=set(hosts) | (set(shield) & set(names))) if sizes else {"hosts": {}, "links": {}}
     for h, part in tail.pop("named", {}).items():
         if h in hosts and hosts[h].cls == "slow":
             # Slower and, beyond that slowness (the tail is taken against what the model expects,

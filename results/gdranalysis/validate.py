@@ -330,9 +330,12 @@ def validate(a) -> int:
     before = read_doctor(os.path.join(a.out, "doctor.json"), [h for h in hosts if h not in failed])
     after = counters_after(rec, lau, [h for h in hosts if h in before and h not in failed],
                            min(t0 + budget, time.monotonic() + ANALYSIS_S / 2), a.out)
-    run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes)
+    # TCP's counts first: a host they call lossy is kept out of its peers' tails (the partner
+    # whose flows with it are slow is not the lossy one).
+    counted = lossy(before, after, [h for h in ran_on if h in after])
+    run, rep, findings = _judge_runs(a, h5_used, ran_on, down, notes, shield={f.what for f in counted})
     findings += drift(before, [h for h in hosts if h not in failed])
-    findings += _lossy_by_counts(before, after, [h for h in ran_on if h in after], findings, notes)
+    findings += _lossy_by_counts(counted, findings, notes)
     verdicts = host_verdicts(hosts, findings, failed, doctor, judged=rep is not None)
     counters = moved(before, after, hosts)
     witness(verdicts, counters, notes)
@@ -359,12 +362,12 @@ def validate(a) -> int:
     return code
 
 
-def _lossy_by_counts(before, after, hosts, findings, notes) -> list:
-    """Hosts TCP's own counts call lossy (validate_config.lossy): a finding where the timings
+def _lossy_by_counts(counted, findings, notes) -> list:
+    """The hosts TCP's own counts call lossy (validate_config.lossy): a finding where the timings
     named nothing on that host, a second witness beside its verdict where they did."""
     timed = {h for f in findings if f.kind != "configuration" for h in f.hosts}
     new = []
-    for f in lossy(before, after, hosts, timed):
+    for f in counted:
         if f.what in timed:
             notes.append(f"second witness: {f.what}: {f.evidence}")
         else:
@@ -457,7 +460,7 @@ def _bench_runs(a, rec, lau, alive, failed, nsizes, budget, t0, notes):
     return h5_used, ran_on, down
 
 
-def _judge_runs(a, h5_used, ran_on, down, notes):
+def _judge_runs(a, h5_used, ran_on, down, notes, shield=()):
     """The run judged (or None), its suspects report (or None) and the findings,
     retests applied and the links found down added."""
     run = rep = None
@@ -469,7 +472,7 @@ def _judge_runs(a, h5_used, ran_on, down, notes):
             notes.append(f"{h5_used}: not judged ({e})")
     findings, model = [], None
     if rep is not None:
-        model, findings, more = model_verdict(run, rep, a.z, a.min_slowdown, a.p0)
+        model, findings, more = model_verdict(run, rep, a.z, a.min_slowdown, a.p0, shield)
         notes += more
     if rep is not None and a.retest == "auto":
         findings, retest_notes = apply_retests(findings, rep.as_dict().get("retest"), run)

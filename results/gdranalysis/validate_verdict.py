@@ -129,10 +129,11 @@ def model_findings(att, rep, run) -> list:
     return found
 
 
-def model_verdict(run, rep, z, min_slowdown_pct, p0):
-    """(the model's attribution, its findings, its notes) of a judged run."""
+def model_verdict(run, rep, z, min_slowdown_pct, p0, shield=()):
+    """(the model's attribution, its findings, its notes) of a judged run; `shield`: hosts named
+    otherwise (TCP's counts), kept out of their peers' tails."""
     from .factor_model import attribute
-    att = attribute(run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0)
+    att = attribute(run, z=z, min_slowdown_pct=min_slowdown_pct, p0=p0, shield=shield)
     return att, model_findings(att, rep, run), model_notes(att)
 
 
