@@ -31,17 +31,26 @@ def file_name(text: str) -> str:
     return text
 
 
+def kind(st) -> str:
+    """What a stat result is when it is not a regular file ("a FIFO", ...); "" for a regular file.
+    outputs.py names its refusals with it too."""
+    for test, what in _KINDS:
+        if test(st.st_mode):
+            return what
+    return "" if stat.S_ISREG(st.st_mode) else "not a regular file"
+
+
 def regular(path: str, what: str) -> None:
     """Refuses, in one line, a `path` (named `what` in the message) that is not a regular file."""
     try:
         st = os.stat(path)
     except (OSError, ValueError) as e:
         raise InputError(f"{what}: cannot read it ({getattr(e, 'strerror', None) or e})") from None
-    for test, kind in _KINDS:
-        if test(st.st_mode):
-            raise InputError(f"{what}: is {kind}, not a regular file")
-    if not stat.S_ISREG(st.st_mode):
+    k = kind(st)
+    if k == "not a regular file":
         raise InputError(f"{what}: not a regular file")
+    if k:
+        raise InputError(f"{what}: is {k}, not a regular file")
 
 
 def read_text(path: str, what: str, max_bytes: int) -> str:

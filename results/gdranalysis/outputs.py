@@ -19,25 +19,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import stat
 import tempfile
 
+from .inputs import kind as _kind
 from .schema import InputError
-
-_KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-          (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
-
 
 def _control(name: str):
     """The first control character in `name`, or None."""
     return next((c for c in name if ord(c) < 0x20 or ord(c) == 0x7f), None)
-
-
-def _kind(st) -> str:
-    for test, what in _KINDS:
-        if test(st.st_mode):
-            return what
-    return "" if stat.S_ISREG(st.st_mode) else "not a regular file"
 
 
 def _identity(path):
