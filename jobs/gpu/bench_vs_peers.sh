@@ -24,7 +24,8 @@
 #
 # env: WORK (raw outputs; default a new /tmp dir), GDRBENCH, UCX_PERFTEST, PERFTEST_PORT (13471),
 #      BUDGET_S (command time the gpu half may use, build included, default 450), MAXBYTES (gpu:
-#      268435456), ROUND_CAP (16 rounds per MPS variant), GATE_SPLIT (50: the % of the measuring
+#      268435456), ROUND_CAP (16 rounds per MPS variant), LAUNCHES (3: launches of each tool a
+#      round at the open bw sizes up to LAUNCH_MAX, 16777216; the round's value is their mean), GATE_SPLIT (50: the % of the measuring
 #      time no-mps may use; mps gets the rest), RESERVE_S (15 s kept for the table and tarball),
 #      HOST_CPUS (the two CPUs both tools' host-row processes run on, default 0,1; none = unbound),
 #      DRY_RUN=1 (print, run nothing; DRY_ROUND_S="90 40": simulated seconds of round 1, 2, ...,
@@ -89,15 +90,15 @@ listening() {  # PORT: is a TCP socket listening on it (/proc: no ss/netstat nee
 # ucxpt DIR TEST SIZE MEM [COUNTS_DIR]: server in the background, client to 127.0.0.1, same port
 # each time (a port left listening by someone else is skipped); the server is killed after the
 # client. Message counts from gdrbench's rows in COUNTS_DIR (default DIR).
-ucxpt() {  # ... [PREFIX]: host_ names the log ucxpt_host_..., counts from gdr_host
-  local dir=$1 test=$2 size=$3 mem=$4 cdir=${5:-$1} pre=${6:-} gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
+ucxpt() {  # ... [PREFIX [SUFFIX]]: host_ names the log ucxpt_host_..., counts from gdr_host; .l2: launch 2
+  local dir=$1 test=$2 size=$3 mem=$4 cdir=${5:-$1} pre=${6:-} sfx=${7:-} gtest=bw src=gdr_p2p n w port=${PERFTEST_PORT:-13471} spid
   [ "$test" = tag_lat ] && gtest=latency
   [ "$pre" = host_ ] && src=gdr_host
   [ "$gtest" = latency ] && [ -s "$cdir/gdr_extra.jsonl" ] && src=gdr_extra
   [ -s "$cdir/gdr_lat8.jsonl" ] && grep -q "\"bytes\":$size," "$cdir/gdr_lat8.jsonl" && src=gdr_lat8
   n=$("$py" "$table" count "$cdir/$src.jsonl" "$gtest" "$size" 2>/dev/null)
   n=$(( ${n:-0} > 100 ? ${n:-0} : 100 )); w=$(( n / 4 > 10 ? n / 4 : 10 ))
-  local log=$dir/ucxpt_${pre}${test}_${size}.txt
+  local log=$dir/ucxpt_${pre}${test}_${size}${sfx}.txt
   if [ -n "$dry" ]; then
     echo "+ ${PIN_CPUS:+PIN_CPUS=$PIN_CPUS }$perftest -p $port &;  timeout 60 $perftest 127.0.0.1 -p $port -t $test -s $size -m $mem -n $n -w $w > ${log#$work/}; kill server"
     return 0
@@ -188,6 +189,36 @@ ucxpt_round() {  # DIR COUNTS_DIR ROUND: ucx_perftest's rows of one round
   return 0
 }
 
+# Launches 2..LAUNCHES of a round, at the open sizes up to LAUNCH_MAX (16 MiB): there each
+# launch of either tool lands on one of two levels 1.3-1.44 x apart, drawn per launch, whatever
+# its iterations (results/archive/20261205_h100_two-levels-probe-43b9765.txt), so one launch a
+# round makes each paired ratio a coin toss. peers_table.py takes the mean of a round's launches
+# per tool. Interleaved, each pair in the round's order (odd: gdrbench first), as launch 1.
+more_launches() {  # DIR ROUND
+  local l bws mpis s
+  bws=$(for s in $(open_sizes bw mpi); do (( s <= lmax )) && echo "$s"; done)
+  mpis=$(for s in $(open_sizes mpi); do (( s <= lmax )) && echo "$s"; done)
+  [ -z "$bws$mpis" ] && return 0
+  for l in $(seq 2 "$launches"); do
+    if (( $2 % 2 )); then launch_ours "$1" "$l" "$bws" "$mpis"; launch_theirs "$1" "$l"
+    else launch_theirs "$1" "$l"; launch_ours "$1" "$l" "$bws" "$mpis"; fi
+  done
+}
+launch_ours() {  # DIR LAUNCH BW_SIZES MPI_SIZES
+  [ -n "$3" ] && gdr "$1" "gdr_p2p.l$2" 150 -T ucx -m cuda --path direct -t bw $(range "$3") -f "$gstep" \
+    --reference copy-d2d
+  [ -n "$4" ] && [ "$mpi_rows" = 1 ] && OMPI_MCA_pml=ucx gdr "$1" "gdr_mpi.l$2" 150 -T mpi -m cuda --path direct \
+    -t bw $(range "$4") -f "$gstep" --reference none
+  return 0
+}
+launch_theirs() {  # DIR LAUNCH
+  local s
+  for s in $gsizes; do
+    (( s <= lmax )) && is_open bw "$s" && ucxpt "$1" tag_bw "$s" cuda "$odir/r1" "" ".l$2"
+  done
+  return 0
+}
+
 all_pieces() {  # VARIANT: every piece of the gate's targets (round 1 measures them all)
   local s
   for s in $gsizes; do echo "bw $s"; [ "$mpi_rows" = 1 ] && echo "mpi $s"; done
@@ -228,6 +259,7 @@ gpu_variant() {
     mkdir -p "$dir/r$r"
     if (( r % 2 )); then gdr_p2p_round "$dir/r$r" "$r"; ucxpt_round "$dir/r$r" "$dir/r1" "$r"
     else ucxpt_round "$dir/r$r" "$dir/r1" "$r"; gdr_p2p_round "$dir/r$r" "$r"; fi
+    more_launches "$dir/r$r" "$r"
     [ -n "$dry" ] && fake_now=$(( fake_now + ${dsec[r - 1]:-${dsec[${#dsec[@]} - 1]}} ))
     est=$(( ($(now) - t_round) * 11 / 10 ))
     stamp "$1: round $r done"
@@ -264,6 +296,7 @@ gpu_sizes() {
   # read 0.91 from that alone (results/archive/20261204_h200_ucx113-host-probe.txt).
   host_cpus=${HOST_CPUS:-0,1}
   gmax=${MAXBYTES:-268435456} gstep=${STEP:-4} round_cap=${ROUND_CAP:-16} gtests=${GDR_TESTS:-latency,bw,bibw}
+  launches=${LAUNCHES:-3} lmax=${LAUNCH_MAX:-16777216}
   gsizes=$(sweep 1048576 "$gmax" "$gstep")
   # Open MPI 4.1's pml ucx refuses a UCP older than 1.15 (it segfaults over 1.13.1).
   local v; v=$(ucx_version)

@@ -4,14 +4,15 @@
 
 Reads every archived gate run (ARCHIVE_DIR, default results/archive: the *_gpu-gate-*.tgz
 tarballs of jobs/gpu/bench_vs_peers.sh gpu, each with no-mps/ and mps/ rounds r1, r2, ...), and
-pools each tool's per-round values by (UCX build, MPS variant, measure, size): gdrbench -T ucx
-bw, ucx_perftest tag_bw, -T mpi bw, host bw of both tools, 8 B latency of -T ucx, tag_lat, -T mpi
+pools each tool's per-launch values (one a round, or several at 1-16 MiB) by (UCX build, MPS
+variant, measure, size): gdrbench -T ucx bw, ucx_perftest tag_bw, -T mpi bw, host bw of both tools, 8 B latency of -T ucx, tag_lat, -T mpi
 and the MPI's polled ping-pong. For every gate target and every tool it compares, it then plays
 the gate many times with that tool against itself: two pseudo-tools drawn independently (with
-replacement) from the tool's pooled rounds, one paired round at a time, judged after each round
+replacement) from the tool's pooled launches, one paired sample at a time, judged after each
 by jobs/gpu/gate_rule.py exactly as the gate judges (sequential sign test, stopping at the first
-resolving look), up to --cap rounds. A FAIL there is a false alarm. Printed per target, size
-and tool:
+resolving look), up to --cap paired samples (the gate looks only after each round of
+LAUNCHES pairs: a subset of these looks, so its rate is at most this one). A FAIL there is a
+false alarm. Printed per target, size and tool:
 
   self      FAIL rate of the tool against itself (true ratio 1, the target below it)
   boundary  the same with one pseudo-tool scaled by the target (true median ratio exactly on
@@ -50,14 +51,13 @@ TARGETS = [
 
 
 def round_series(rd):
-    """{(series, size): value} of one round directory."""
+    """{(series, size): value, or a list of the round's launches} of one round directory."""
     out = {}
     p2p = pt.p2p_round(rd, SIZES, [8])
     for s in SIZES:
-        out[("gdr_bw", s)] = p2p[s]["bw"]
-        out[("tag_bw", s)] = p2p[s]["pt_bw"]
-        row = pt.pick(pt.load_jsonl(os.path.join(rd, "gdr_mpi.jsonl")), "bw", "mpi", s)
-        out[("mpi_bw", s)] = pt.rate(row) if row else None
+        out[("gdr_bw", s)] = p2p[s]["bw_l"]
+        out[("tag_bw", s)] = p2p[s]["pt_bw_l"]
+        out[("mpi_bw", s)] = pt.launch_rates(rd, "gdr_mpi", "bw", "mpi", s)
     out[("lat8", 8)] = p2p[8]["lat"]
     out[("tag_lat8", 8)] = p2p[8]["pt_lat"]
     row = pt.pick(pt.load_jsonl(os.path.join(rd, "gdr_host.jsonl")), "bw", "ucx", 64 * MIB)
@@ -90,9 +90,10 @@ def pools(archive):
                     continue
                 for rd in pt.rounds(vdir):
                     n += 1
-                    for (series, size), v in round_series(rd).items():
-                        if v:
-                            pool.setdefault((ucx, variant, series, size), []).append(v)
+                    for (series, size), v in round_series(rd).items():  # a launch is a draw
+                        for x in (v if isinstance(v, list) else [v]):
+                            if x:
+                                pool.setdefault((ucx, variant, series, size), []).append(x)
             read.append(f"{os.path.basename(tgz)} ({n} variant-rounds)")
     return pool, read
 

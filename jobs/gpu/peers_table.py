@@ -171,10 +171,54 @@ class Problems(list):
         return x
 
 
+def launches(d, stem, ext):
+    """One round's launches of a measurement: STEM.EXT, then STEM.l2.EXT, STEM.l3.EXT, ... while
+    they exist. At 1-16 MiB each launch of either tool lands on one of two levels (1.3-1.44 x
+    apart, drawn per launch: results/archive/20261205_h100_two-levels-probe-43b9765.txt), so the
+    gate runs each tool several times a round there (bench_vs_peers.sh LAUNCHES)."""
+    out, k = [os.path.join(d, f"{stem}.{ext}")], 2
+    while os.path.exists(os.path.join(d, f"{stem}.l{k}.{ext}")):
+        out.append(os.path.join(d, f"{stem}.l{k}.{ext}"))
+        k += 1
+    return out
+
+
+def aligned(a_rounds, b_rounds):
+    """Two tools' values as paired samples in time order, for gate_rule: round by round, and in
+    a round launch k of one with launch k of the other (a scalar is a round of one launch).
+    Launches are interleaved and each draws its level afresh, so a launch pair is as much an
+    independent paired sample as a round; the gate's looks after each round are a subset of
+    the looks gate_rule's bounds allow for."""
+    from itertools import zip_longest
+    A, B = [], []
+    for a, b in zip_longest(a_rounds, b_rounds):
+        a = a if isinstance(a, list) else [a]
+        b = b if isinstance(b, list) else [b]
+        for x, y in zip_longest(a, b):
+            A.append(x)
+            B.append(y)
+    return A, B
+
+
+def flat(rounds_values):
+    """Every launch's value of a list of rounds (each a value or a list of launches)."""
+    return [x for v in rounds_values for x in (v if isinstance(v, list) else [v])]
+
+
+def launch_rates(d, stem, test, transport, size):
+    """Each launch's rate of one gdrbench row (None where a launch lacks it)."""
+    return [rate(pick(load_jsonl(p), test, transport, size)) for p in launches(d, stem, "jsonl")]
+
+
+def launch_perftest(d, name):
+    """Each launch's ucx_perftest bandwidth (GB/s) for ucxpt_NAME.txt, .l2.txt, ..."""
+    return [(perftest(p) or {}).get("gbps") for p in launches(d, f"ucxpt_{name}", "txt")]
+
+
 def wrong_rows(d):
     out = []
     for name in ("gdr_p2p", "gdr_extra", "gdr_lat8", "gdr_allreduce", "gdr_nccl", "gdr_mpi", "gdr_mpi_lat8", "gdr_host"):
-        for r in load_jsonl(os.path.join(d, name + ".jsonl")):
+        for r in (x for p in launches(d, name, "jsonl") for x in load_jsonl(p)):
             if r["wrong"]:
                 ref = " (reference row)" if r["reference"] else ""
                 out.append(f"{name}: {r['test']} {r['transport']}{ref} {r['bytes']} B "
@@ -217,10 +261,10 @@ def p2p_round(d, sizes, lat_sizes):
     res = {}
     for s in sorted(set(sizes) | set(lat_sizes)):
         x = res[s] = {"bw": None, "pt_bw": None, "bibw": None, "d2d": None}
-        if s in sizes:
-            x["bw"] = rate(pick(p2p, "bw", "ucx", s))
-            pt = perftest(os.path.join(d, f"ucxpt_tag_bw_{s}.txt"))
-            x["pt_bw"] = pt and pt["gbps"]
+        if s in sizes:  # one value a launch (several launches a round at 1-16 MiB)
+            x["bw_l"] = launch_rates(d, "gdr_p2p", "bw", "ucx", s)
+            x["pt_bw_l"] = launch_perftest(d, f"tag_bw_{s}")
+            x["bw"], x["pt_bw"] = best(x["bw_l"]), best(x["pt_bw_l"])
             x["bibw"] = rate(pick(extra, "bibw", "ucx", s))
             x["d2d"] = rate(pick(extra, "bw", "copy-d2d", s))
         r = pick(extra, "latency", "ucx", s) or pick(small, "latency", "ucx", s)
@@ -239,11 +283,11 @@ def p2p_data(d, mem, sizes, lat_sizes, probs, want=("bw", "pt_bw", "lat", "pt_la
     for s in per[0]:
         res[s] = {}
         for k in ("bw", "pt_bw", "bibw", "d2d", "lat", "pt_lat"):
-            v = best([p[s][k] for p in per], larger=k not in ("lat", "pt_lat"))
+            res[s][k + "_r"] = [p[s].get(k + "_l", p[s][k]) for p in per]  # per round: launches
+            v = best(flat(res[s][k + "_r"]))
             if k in want and (s in lat_sizes if k in ("lat", "pt_lat") else s in sizes):
                 probs.need(v, f"{what[k]} {mem} {s} B")
             res[s][k] = v
-            res[s][k + "_r"] = [p[s][k] for p in per]
     return res
 
 
@@ -281,8 +325,8 @@ def gpu_variant(d, sizes, lat_sizes):
     res = p2p_data(d, "cuda", sizes, lat_sizes, probs,
                    want=("bw", "pt_bw", "lat", "pt_lat", "bibw", "d2d"))
     if len(rounds(d)) > 1:
-        print(f"({len(rounds(d))} ABBA rounds; the median of each tool's rounds per size; a gate target "
-              "resolved in an earlier round was not measured again)")
+        print(f"({len(rounds(d))} ABBA rounds; the median of each tool's launches per size, several "
+              "a round at 1-16 MiB; a gate target resolved in an earlier round was not measured again)")
     print(NOTE + "; bw, bibw, copy-d2d in GB/s")
     print(f"{'size(B)':>10} | {'bw':>7} {'tag_bw':>7} {'ratio':>6} | {'bibw/bw':>7} | "
           f"{'d2d/bw':>7} | {'lat us':>8} {'tag_lat':>8} {'ratio':>6}")
@@ -348,7 +392,7 @@ def judge_target(name, label, pairs, out=print):
     for p in pairs:
         if p[1] is None:
             continue
-        rs = gate_rule.paired(*p[3])
+        rs = gate_rule.paired(*aligned(*p[3]))
         verdicts.append((p[0], p[2]) + gate_rule.decide_sequential(rs, p[2]) + (gate_rule.median(rs),))
     fails = [v for v in verdicts if v[2] == "FAIL"]
     opens = [v for v in verdicts if v[2] == "UNRESOLVED"]
@@ -356,8 +400,8 @@ def judge_target(name, label, pairs, out=print):
     parts = []
     for sz, need, v, lo, hi, n, med in sorted(verdicts, key=lambda v: (v[2] == "PASS", v[0])):
         m = "-" if med is None else f"{med:.3f}"
-        parts.append(f"{sz} B {v} {m} {gate_rule.fmt_interval(lo, hi)} {n} rounds" if v != "PASS"
-                     else f"{sz} B PASS {m} ({n} rounds)")
+        parts.append(f"{sz} B {v} {m} {gate_rule.fmt_interval(lo, hi)} {n} pairs" if v != "PASS"
+                     else f"{sz} B PASS {m} ({n} pairs)")
     detail = f"needs {pairs[0][2]:.4g}; median paired ratio [decision interval]: " + "; ".join(parts)
     if missing:
         detail += f"; missing at {missing}"
@@ -406,14 +450,17 @@ def round_values(d, fname, test, size, transport):
     """One gdrbench row's rate (or median time for latency) in each round, None where missing."""
     vals = []
     for rd in rounds(d):
-        row = pick(load_jsonl(os.path.join(rd, fname + ".jsonl")), test, transport, size)
-        vals.append(row and (t_us(row) if test == "latency" else rate(row)))
+        if test == "latency":
+            row = pick(load_jsonl(os.path.join(rd, fname + ".jsonl")), test, transport, size)
+            vals.append(row and t_us(row))
+        else:  # bw: each of the round's launches
+            vals.append(launch_rates(rd, fname, test, transport, size))
     return vals
 
 
 def round_rates(d, fname, test, size, transport):
-    """The median over the rounds of round_values."""
-    return best(round_values(d, fname, test, size, transport))
+    """The median over every round's launches of round_values."""
+    return best(flat(round_values(d, fname, test, size, transport)))
 
 
 def gate_more(d, name, big, res, target):
@@ -430,7 +477,8 @@ def gate_more(d, name, big, res, target):
         s = 64 * MIB
         pts = [(perftest(os.path.join(rd, f"ucxpt_host_tag_bw_{s}.txt")) or {}).get("gbps") for rd in rounds(d)]
         ours = round_values(d, "gdr_host", "bw", s, "ucx")
-        ok &= target("host ucx bw >= 0.97 x host tag_bw (64 MiB)", [(s, ratio(best(ours), best(pts)), 0.97, (ours, pts))])
+        ok &= target("host ucx bw >= 0.97 x host tag_bw (64 MiB)",
+                     [(s, ratio(best(flat(ours)), best(pts)), 0.97, (ours, pts))])
     if name == "mps":
         lat = res.get(8, {})
         ok &= target("8 B latency: tag_lat >= 1/1.05 x ucx", [(8, ratio(lat.get("pt_lat"), lat.get("lat")), 1 / 1.05,
@@ -477,8 +525,8 @@ def established(r):
 
 
 def held_by_round_one(r, first):
-    """A later round's gdr_mpi row, run without copy rows (--reference none), is accepted when
-    round 1's gdr_mpi row of the same test, transport and size was established, and, where round
+    """A gdr_mpi row other than round 1's first launch, run without copy rows (--reference
+    none), is accepted when round 1's gdr_mpi row of the same test, transport and size was established, and, where round
     1 measured the host copies of that size, this row's own speed still rules staging out (its
     per-direction rate above 1.1 x the slower host copy, as gdrbench's own path-by-speed rule)."""
     rows = load_jsonl(os.path.join(first, "gdr_mpi.jsonl"))
@@ -497,14 +545,14 @@ def unestablished_rows(d, first=None):
     established path or without %peak (the slip UCX 1.22 once caused silently). `first`: the
     variant's round 1, whose gdr_mpi rows establish later rounds' (held_by_round_one)."""
     out = []
-    for name in ("gdr_p2p", "gdr_extra", "gdr_mpi"):
-        for r in load_jsonl(os.path.join(d, name + ".jsonl")):
+    for name, path in ((n, p) for n in ("gdr_p2p", "gdr_extra", "gdr_mpi") for p in launches(d, n, "jsonl")):
+        for r in load_jsonl(path):
             if r["reference"] or r["mem"] != "cuda" or r["path"] != "direct" or r["test"] not in ("bw", "bibw"):
                 continue
-            if name == "gdr_mpi" and first and os.path.normpath(first) != os.path.normpath(d) \
-                    and held_by_round_one(r, first):
+            if name == "gdr_mpi" and first and held_by_round_one(r, first) and \
+                    os.path.normpath(path) != os.path.normpath(os.path.join(first, "gdr_mpi.jsonl")):
                 continue
-            where = f"{name}: {r['test']} {r['transport']} {r['bytes']} B"
+            where = f"{os.path.basename(path)[:-len('.jsonl')]}: {r['test']} {r['transport']} {r['bytes']} B"
             if not r.get("path_taken") or r.get("path_unknown"):
                 out.append(f"{where}: path not established ({r.get('path_unknown') or 'empty path_taken'})")
             if r.get("pct_peak") is None:
@@ -531,6 +579,35 @@ def selftest_later_rounds(sd, row):
     assert len(unestablished_rows(first, first)) == 2
     for k in (1, 2):
         os.remove(os.path.join(sd, f"r{k}", "gdr_mpi.jsonl"))
+
+
+def selftest_launches(d, slow, rows):
+    """Several launches a round: each launch pair is a paired sample (3 rounds of 3 launches
+    at 0.9 x are 9 pairs: a shown gap), and a launch of gdr_mpi beyond round 1's first is held
+    to round 1's row."""
+    import shutil
+    ld = os.path.join(d, "launches")
+    for k in range(1, 4):
+        rd = os.path.join(ld, f"r{k}")
+        os.makedirs(rd)
+        for sfx in ("", ".l2", ".l3"):
+            shutil.copy(os.path.join(d, "ucxpt_tag_bw_1048576.txt"), os.path.join(rd, f"ucxpt_tag_bw_1048576{sfx}.txt"))
+            with open(os.path.join(rd, f"gdr_p2p{sfx}.jsonl"), "w") as fo:
+                fo.writelines(json.dumps(r) + "\n" for r in slow)
+        shutil.copy(os.path.join(d, "ucxpt_tag_lat_1048576.txt"), rd)
+        res = p2p_data(ld, "cuda", [MIB], [MIB], Problems())
+        assert len(gate_rule.paired(*aligned(res[MIB]["bw_r"], res[MIB]["pt_bw_r"]))) == 3 * k
+        assert gpu_variant(ld, [MIB], [MIB]) == (1 if k == 3 else 0), k
+    assert aligned([[1, 2], 3], [[4], [5, 6]]) == ([1, 2, 3, None], [4, None, 5, 6])
+    first = os.path.join(ld, "r1")
+    mpi = dict(rows[0], transport="mpi", path_taken="mpi ...; direct: 900.0 GB/s", pct_peak=60.0)
+    with open(os.path.join(first, "gdr_mpi.jsonl"), "w") as fo:
+        fo.write(json.dumps(mpi) + "\n")
+    with open(os.path.join(first, "gdr_mpi.l2.jsonl"), "w") as fo:  # --reference none: no %peak
+        fo.write(json.dumps(dict(mpi, pct_peak=None, path_taken="mpi ...", path_unknown="...")) + "\n")
+    assert unestablished_rows(first, first) == []
+    assert len(unestablished_rows(first)) == 2  # not held: no path, no %peak, named by launch
+    assert unestablished_rows(first)[0].startswith("gdr_mpi.l2:")
 
 
 def selftest():
@@ -576,6 +653,7 @@ def selftest():
             fo.writelines(json.dumps(r) + "\n" for r in slow)
         assert gpu_variant(sd, [MIB], [MIB]) == (1 if k == 7 else 0), k
     selftest_later_rounds(sd, row)
+    selftest_launches(d, slow, rows)
     assert open_pieces(sd, [MIB], [MIB]) == []  # resolved: nothing left to measure
     shutil.rmtree(os.path.join(sd, "r7"))
     assert open_pieces(sd, [MIB], [MIB]) == [("bw", MIB)]

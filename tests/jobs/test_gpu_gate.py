@@ -73,7 +73,7 @@ class Judge(unittest.TestCase):
         self.assertFalse(ok)
         self.assertEqual(opened, [4])
         self.assertIn(": FAIL (", lines[0])
-        self.assertIn("4 B UNRESOLVED 0.950 [0.900, -] 3 rounds", lines[0])
+        self.assertIn("4 B UNRESOLVED 0.950 [0.900, -] 3 pairs", lines[0])
         ok, opened = peers_table.judge_target("mps", "bw", [(4, 0.95, 0.97, same)], lines.append)
         self.assertTrue(ok)
         self.assertIn(": UNRESOLVED (", lines[1])
@@ -150,6 +150,22 @@ class Loop(unittest.TestCase):
         self.assertIn("mpi_pingpong 8 10000 device poll", mps1)
         self.assertIn("-t tag_lat -s 8 ", mps1)
         self.assertIn("_gpu-gate-ucx", out)  # the dated table for the archive
+
+    def test_launches_at_the_two_level_sizes_interleaved(self):
+        out = dry(LAUNCHES=3)
+        rounds = re.split(r"^(?:no-mps|mps) round (\d+): measures.*$", out, flags=re.M)
+        for k, body in ((1, rounds[2]), (2, rounds[4])):
+            cmds = [l for l in body.splitlines() if l.startswith("+ ") and ".l" in l]
+            names = [re.search(r"(gdr_p2p|gdr_mpi|ucxpt_tag_bw_\d+)\.l(\d)", c).group(0) for c in cmds]
+            # launches 2 and 3 of each tool, up to 16 MiB only, each pair in the round's order
+            self.assertEqual([n for n in names if n.startswith("gdr_p2p")], ["gdr_p2p.l2", "gdr_p2p.l3"], k)
+            self.assertEqual(len([n for n in names if n.startswith("ucxpt")]), 6, names)
+            self.assertFalse([c for c in cmds if "67108864" in c or "268435456" in c], k)
+            self.assertTrue(all("-e 16777216" in c for c in cmds if "gdr_p2p.l" in c))
+            self.assertTrue(all("--reference none" in c for c in cmds if "gdr_mpi.l" in c))
+            first = names[0]
+            self.assertTrue(first.startswith("gdr_") if k % 2 else first.startswith("ucxpt"), (k, names))
+        self.assertNotIn(".l2", dry(LAUNCHES=1))
 
     def test_one_variant(self):
         out = dry(GATE_SPLIT=0)
