@@ -23,7 +23,8 @@ rate p0):
   steps slow and the spread of its residuals against its peers' are its evidence);
 - a host pair with slow residuals and neither end named: `link`, each slow direction;
 - a step factor: `step-wide`, no host named.
-The tail of the iterations (tails.py) adds `lossy tail`.
+Runs of slow iterations (phases.py) add `intermittent` for flaps shorter than a case; the tail
+of the iterations (tails.py) adds `lossy tail`.
 """
 
 from __future__ import annotations
@@ -324,7 +325,7 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, shield=()):
     """The model's verdict on a run (module doc). Reads the iterations when the run has them.
     `shield`: hosts named by other evidence (validate's TCP counts): like the hosts the model
     names, their flows are left out of their peers' tails."""
-    from . import tails
+    from . import phases, tails
     names = sorted({run.host_of(r) for r in range(run.nranks)})
     sizes = read_sizes(run, names)
     jd = Judge(z, 1.0 + min_slowdown_pct / 100.0, p0, alpha)
@@ -336,6 +337,7 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, shield=()):
     fl = _slow_flows(sizes, jd) if sizes else None
     if fl is not None:
         hosts.update(_intermittent(fl, names, set(hosts), jd))
+    hosts.update(phases.analyze(sizes, names, jd, named=set(hosts) | (set(shield) & set(names))))
     tail = tails.analyze(sizes, names, jd, named=set(hosts) | (set(shield) & set(names))) if sizes else {"hosts": {}, "links": {}}
     for h, part in tail.pop("named", {}).items():
         if h in hosts and hosts[h].cls == "slow":

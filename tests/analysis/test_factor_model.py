@@ -118,6 +118,32 @@ class FactorModel(unittest.TestCase):
             elif r["class"] == "nic-both":
                 self.assertEqual([(f.kind, f.cls, f.side) for f in found], [("host", "slow", "both sides")], found)
 
+    def test_flaps_shorter_than_a_case_named_by_their_phases(self):
+        """Real 8-host runs (the emulated cluster, wire loss archive): the four flaps whose period
+        (1.10-1.55 s) the medians could not see are named intermittent by their runs of slow
+        transfers, and nothing else; a loss, a stall and a steady fault get no phase finding."""
+        from gdranalysis import phases
+        from gdranalysis.factor_model import Judge, attribute, fit_size, read_sizes
+        from gdranalysis.schema import load_run
+        arch = os.path.join(REPO, "results", "archive", "20261205_cluster8_validate-by-fault-class-wire-loss")
+        trials = {json.loads(x)["seq"]: json.loads(x) for x in open(arch + ".jsonl") if x.strip()}
+        short = {7: "fz5", 13: "fz7", 49: "fz4", 67: "fz3"}   # period 1.10, 1.27, 1.55, 1.26 s
+        others = (2, 4, 0)                                     # loss, stall, steady
+        with tarfile.open(arch + "-runs.tar.gz") as t:
+            t.extractall(self.tmp, members=[t.getmember(f"gen-8-{k}/run1.h5") for k in (*short, *others)])
+        for seq, host in short.items():
+            self.assertEqual(trials[seq]["fault"]["faults"][0]["host"], host)
+            att = attribute(load_run(os.path.join(self.tmp, f"gen-8-{seq}", "run1.h5")))
+            self.assertEqual({h: p.cls for h, p in att.hosts.items()}, {host: "intermittent"}, seq)
+            self.assertIn("slow phases", att.hosts[host].evidence)
+        for seq in others:
+            run = load_run(os.path.join(self.tmp, f"gen-8-{seq}", "run1.h5"))
+            names = sorted({run.host_of(r) for r in range(run.nranks)})
+            sizes = read_sizes(run, names)
+            for sz in sizes:
+                fit_size(sz, len(names))
+            self.assertEqual(phases.analyze(sizes, names, Judge(5.0, 1.07, 0.01, 1e-3)), {}, trials[seq]["class"])
+
     def test_labels_carry_direction_and_the_why_is_one_line(self):
         from gdranalysis.factor_model import Attribution, Part
         from gdranalysis.validate_verdict import host_verdicts, model_findings
