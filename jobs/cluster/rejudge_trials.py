@@ -11,7 +11,8 @@ counts on doctor's reads beside it (doctor.json, counters-end.json; --timing-onl
 Prints, per trial, the truth, what validate named then, and what the model names now; then per
 class: bad hosts named (recall) and healthy hosts named, then and now, with Wilson intervals, and
 where a fault was run twice (measure_validate.py --rerun), how often each host got the same verdict.
-Exit 1 when a trial's files are missing.
+Exit 1 when a trial's files are missing. Two loops at one host count both start at seq 0: give each
+JSONL its own --runs, in order.
 """
 
 from __future__ import annotations
@@ -68,7 +69,9 @@ def fmt(k, n):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("jsonl", nargs="+")
-    ap.add_argument("--runs", default="/tmp/gdr-measure-validate")
+    ap.add_argument("--runs", action="append",
+                    help="the trials' folders (default /tmp/gdr-measure-validate); once for every JSONL, in "
+                    "their order, where loops of the same host count left the same gen-<hosts>-<seq> names")
     ap.add_argument("--z", type=float, default=5.0)
     ap.add_argument("--min-slowdown", type=float, default=7.0)
     ap.add_argument("--p0", type=float, default=0.01)
@@ -77,12 +80,16 @@ def main() -> int:
                     help="judge the timing verdicts only (folders without doctor's reads: drift and TCP counts unjudged)")
     a = ap.parse_args()
     tally, missing, pairs = {}, 0, {}
-    for path in a.jsonl:
+    runs_of = a.runs or ["/tmp/gdr-measure-validate"]
+    if len(runs_of) not in (1, len(a.jsonl)):
+        ap.error(f"--runs: give one folder, or one for each of the {len(a.jsonl)} JSONL files")
+    for i, path in enumerate(a.jsonl):
+        runs = runs_of[i if len(runs_of) > 1 else 0]
         for line in open(path, encoding="utf-8"):
             t = json.loads(line)
             if "fault" not in t or "status" not in t:
                 continue
-            run = os.path.join(a.runs, f"gen-{t['hosts']}-{t['seq']}", "run1.h5")
+            run = os.path.join(runs, f"gen-{t['hosts']}-{t['seq']}", "run1.h5")
             if not os.path.exists(run):
                 print(f"missing: {run}", file=sys.stderr)
                 missing += 1

@@ -682,7 +682,11 @@ def selftest():
     with open(os.path.join(d, "gdr_mpi_lat8.jsonl"), "w") as fo:
         fo.write(json.dumps(lat8) + "\n")
     assert mpi_latency_target(d, 12.0, judge) and "mpi_pingpong_poll" in seen[-1]
-    # The interval that separates a shown gap from the rounds' spread.
+    return selftest_intervals()
+
+
+def selftest_intervals():
+    """The interval that separates a shown gap from the rounds' spread."""
     assert sum(mann_whitney_counts(3, 3)) == 20 and mann_whitney_counts(1, 2) == [1, 1, 1]
     assert ratio_interval([90, 91, 92], [100, 101, 102]) == (90 / 102, 92 / 100, 0.9)  # a gap: hi < 0.97
     lo, hi, cover = ratio_interval([117, 150, 112], [119, 132, 147])  # the H200's 1 MiB MPS rounds
