@@ -5,8 +5,8 @@ A case's flows are judged by their medians (factor_model.py): when a fault is on
 half of each case, the median stays at the fast level and the model sees nothing, while the
 iterations show it plainly: a run of consecutive iterations at one slower level, then the
 peers' level again. So each flow's iterations are taken relative to what the model expects of
-that flow, less the step's common part in each iteration (tails.py: a stall of the whole step
-is nobody's), and a flow has a slow phase when RUN (3) or more consecutive iterations are over
+that flow without its hosts' own factors, less the step's common part in each iteration
+(tails.py: a stall of the whole step is nobody's), and a flow has a slow phase when RUN (3) or more consecutive iterations are over
 K_PHASE (1.3) x. A host's count of flows with a slow phase is judged against its peers' share
 (their flows without that host, pooled, at the upper end of its 95 % interval: few peers' flows
 say little), as the tail is: named `intermittent` when P < alpha under the binomial at that
@@ -28,12 +28,33 @@ import numpy as np
 
 from .intervals import wilson
 from .model_parts import SIDE, Part, binom_p
-from .tails import _ratios, _touch
+from .tails import _common, _touch
 
 K_PHASE = 1.3        # an iteration this many times what the model expects is slow
 RUN = 3              # consecutive slow iterations that make a phase
 PHASE_FLOOR = 0.02   # the peers' share of flows with a phase assumed at the least
 PHASE_FOLD = 3.0     # and a named host's share is at least this many times the peers'
+
+
+def _ratios(sizes):
+    """(src, dst, [rows of log ratios]) of every flow with iterations: each iteration against
+    what the model expects of its flow WITHOUT the two hosts' own factors (a flap on for a third
+    of the time can give its host a factor in one size, and against that factor its slow
+    phases read 1.0 and its fast ones 0.65), less the step's common part in that iteration."""
+    src, dst, rows = [], [], []
+    for sz in sizes:
+        if not sz.y.shape[1]:
+            continue
+        f = sz.fit
+        u = sz.y - (f["fitted"] - f["send"][sz.src] - f["recv"][sz.dst])[:, None]
+        with np.errstate(all="ignore"):
+            u = u - _common(u, sz.step)
+        src.append(sz.src)
+        dst.append(sz.dst)
+        rows += list(u)
+    if not rows:
+        return np.zeros(0, int), np.zeros(0, int), []
+    return np.concatenate(src), np.concatenate(dst), rows
 
 
 def _longest_run(row):
