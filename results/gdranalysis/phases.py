@@ -28,33 +28,12 @@ import numpy as np
 
 from .intervals import wilson
 from .model_parts import SIDE, Part, binom_p
-from .tails import _common, _touch
+from .tails import _ratios, _touch
 
 K_PHASE = 1.3        # an iteration this many times what the model expects is slow
 RUN = 3              # consecutive slow iterations that make a phase
 PHASE_FLOOR = 0.02   # the peers' share of flows with a phase assumed at the least
 PHASE_FOLD = 3.0     # and a named host's share is at least this many times the peers'
-
-
-def _ratios(sizes):
-    """(src, dst, [rows of log ratios]) of every flow with iterations: each iteration against
-    what the model expects of its flow WITHOUT the two hosts' own factors (a flap on for a third
-    of the time can give its host a factor in one size, and against that factor its slow
-    phases read 1.0 and its fast ones 0.65), less the step's common part in that iteration."""
-    src, dst, rows = [], [], []
-    for sz in sizes:
-        if not sz.y.shape[1]:
-            continue
-        f = sz.fit
-        u = sz.y - (f["fitted"] - f["send"][sz.src] - f["recv"][sz.dst])[:, None]
-        with np.errstate(all="ignore"):
-            u = u - _common(u, sz.step)
-        src.append(sz.src)
-        dst.append(sz.dst)
-        rows += list(u)
-    if not rows:
-        return np.zeros(0, int), np.zeros(0, int), []
-    return np.concatenate(src), np.concatenate(dst), rows
 
 
 def _longest_run(row):
@@ -90,7 +69,9 @@ def _judge(flag, src, dst, H, jd, excluded):
 def analyze(sizes, names, jd, named=()):
     """{host: Part} the hosts with slow phases beyond chance (module doc); `named`: hosts named
     by other evidence, left out of the others' counts and not judged again."""
-    src, dst, rows = _ratios(sizes)
+    # against the model without the hosts' own factors: a flap on for a third of the time can
+    # give its host a factor in one size, and against it its slow phases read 1.0, its fast 0.65
+    src, dst, rows = _ratios(sizes, own_factors=False)
     if not rows:
         return {}
     flag = np.array([_longest_run(r) >= RUN for r in rows])

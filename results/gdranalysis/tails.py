@@ -55,13 +55,16 @@ def _common(u, step):
     return np.where(np.isfinite(c), c, 0.0)
 
 
-def _ratios(sizes):
-    """(src, dst, [rows of log ratios]) of every flow with iterations, all sizes."""
+def _ratios(sizes, own_factors=True):
+    """(src, dst, [rows of log ratios]) of every flow with iterations, all sizes. Without
+    `own_factors` the expectation leaves out the flow's two hosts' factors (phases.py)."""
     src, dst, rows = [], [], []
     for sz in sizes:
         if not sz.y.shape[1]:
             continue
-        u = sz.y - sz.fit["fitted"][:, None]
+        f = sz.fit
+        expect = f["fitted"] if own_factors else f["fitted"] - f["send"][sz.src] - f["recv"][sz.dst]
+        u = sz.y - expect[:, None]
         with np.errstate(all="ignore"):
             u = u - _common(u, sz.step)
         src.append(sz.src)
