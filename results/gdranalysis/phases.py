@@ -6,20 +6,21 @@ half of each case, the median stays at the fast level and the model sees nothing
 iterations show it plainly: a run of consecutive iterations at one slower level, then the
 peers' level again. So each flow's iterations are taken relative to what the model expects of
 that flow without its hosts' own factors, less the step's common part in each iteration
-(tails.py: a stall of the whole step is nobody's), and a flow has a slow phase when RUN (3) or more consecutive iterations are over
-K_PHASE (1.3) x. A host's count of flows with a slow phase is judged against its peers' share
-(their flows without that host, pooled, at the upper end of its 95 % interval: few peers' flows
-say little), as the tail is: named `intermittent` when P < alpha under the binomial at that
-share (at least PHASE_FLOOR) and its own share is at least PHASE_FOLD times it. Hosts are named one at a time, the most certain first, and a named
-host's flows then leave the others' counts; the hosts named already (the model's, TCP's counts)
-are left out from the start.
+(tails._ratios: a stall of the whole step is nobody's), and a flow has a slow phase when RUN (3)
+or more consecutive iterations are over K_PHASE (1.3) x. A host's count of flows with a phase
+is judged against its peers' share (their flows without that host, pooled, at the upper end of
+its 95 % interval: few peers' flows say little), as the tail is: named `intermittent` when
+P < alpha under the binomial at that share (at least PHASE_FLOOR) and its own share is at least
+PHASE_FOLD times it. Hosts are named one at a time, the most certain first, and a named host's
+flows then leave the others' counts; the hosts named already (the model's, TCP's counts) are
+left out from the start.
 
 Why runs and not a share of slow iterations: on a loaded machine the CPU puts single slow
 iterations on every host (a level of 1.3 x over single iterations named 10 of 164 healthy hosts
 at 4 hosts); a flap puts them in runs, one flap phase after another. Measured by
-jobs/cluster/rejudge_trials.py on the archived generated-fault runs (157 trials at 4 and 8
-hosts, docs/validate.md): no healthy host of 889 has a run count beyond chance, and the four
-8-host flaps the model missed (periods 1.10-1.55 s) are named at P 1e-9 to 1e-30.
+jobs/cluster/rejudge_trials.py on 124 recorded 8-host trials
+(results/archive/20261206_cluster8_validate-by-fault-class-rejudged.txt, docs/validate.md): no
+healthy host of 875 named, and every intermittent fault named (21 of 21; the medians had 17).
 """
 
 from __future__ import annotations
