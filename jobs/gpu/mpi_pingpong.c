@@ -4,12 +4,14 @@
  * Prints one line: "mpi_pingpong SIZE B one-way us: median M mean A (N round trips)".
  *
  *   mpicc -O2 -I/usr/local/cuda/include mpi_pingpong.c -L/usr/local/cuda/lib64 -lcudart
- *   mpirun -np 2 ./a.out [SIZE [ITERS [host|device [block|poll|prepost]]]]
+ *   mpirun -np 2 ./a.out [SIZE [ITERS [host|device [block|poll|prepost|sendpoll]]]]
  *     (defaults 8 B, 10000 after 1000 warm-up, device memory, block)
  *   block:   MPI_Send / MPI_Recv, as osu_latency
  *   poll:    the same order with MPI_Isend / MPI_Irecv and MPI_Test polling
  *   prepost: gdrbench's latency loop without gdrbench: the receives of 64 round
  *            trips posted before a barrier, then MPI_Isend and MPI_Test polling
+ *   sendpoll: blocking MPI_Send, the receive MPI_Irecv polled with MPI_Test (a
+ *            receive that keeps its deadline, a send that takes MPI's fast path)
  *   (the two last tell gdrbench's own costs apart from its loop's shape)
  */
 #include <cuda_runtime.h>
@@ -39,7 +41,8 @@ int main(int argc, char** argv) {
   }
   const int host = argc > 3 && argv[3][0] == 'h';
   const char* mode = argc > 4 ? argv[4] : "block";
-  const int poll = mode[0] == 'p', prepost = mode[0] == 'p' && mode[1] == 'r';
+  const int poll = mode[0] == 'p' || mode[0] == 's', prepost = mode[0] == 'p' && mode[1] == 'r';
+  const int sendpoll = mode[0] == 's';
   void* buf = host ? malloc((size_t)bytes) : NULL;
   cudaError_t e = host ? cudaSuccess : cudaMalloc(&buf, (size_t)bytes);
   if (e != cudaSuccess || !buf) {
@@ -67,13 +70,15 @@ int main(int argc, char** argv) {
       }
     } else {
       MPI_Request r;
-      if (rank == 0) {
+      if (rank == 0 && sendpoll) MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      else if (rank == 0) {
         MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r);
         spin(&r);
       }
       if (prepost) spin(&pre[k]);
       else { MPI_Irecv(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r); spin(&r); }
-      if (rank == 1) {
+      if (rank == 1 && sendpoll) MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
+      else if (rank == 1) {
         MPI_Isend(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD, &r);
         spin(&r);
       }
