@@ -6,7 +6,7 @@ Reads every archived gate run (ARCHIVE_DIR, default results/archive: the *_gpu-g
 tarballs of jobs/gpu/bench_vs_peers.sh gpu, each with no-mps/ and mps/ rounds r1, r2, ...), and
 pools each tool's per-launch values (one a round, or several at 1-16 MiB) by (UCX build, MPS
 variant, measure, size): gdrbench -T ucx bw, ucx_perftest tag_bw, -T mpi bw, host bw of both tools, 8 B latency of -T ucx, tag_lat, -T mpi
-and the MPI's polled ping-pong. For every gate target and every tool it compares, it then plays
+and the MPI's blocking ping-pong. For every gate target and every tool it compares, it then plays
 the gate many times with that tool against itself: two pseudo-tools drawn independently (with
 replacement) from the tool's pooled launches, one paired sample at a time, judged after each
 by jobs/gpu/gate_rule.py exactly as the gate judges (sequential sign test, stopping at the first
@@ -46,7 +46,7 @@ TARGETS = [
     ("ucx bw >= 0.97 x -T mpi bw", 0.97, ("gdr_bw", "mpi_bw"), ("no-mps", "mps"), SIZES),
     ("host ucx bw >= 0.97 x host tag_bw", 0.97, ("host_bw", "host_tag_bw"), ("no-mps", "mps"), [64 * MIB]),
     ("8 B latency <= 1.05 x tag_lat", 1 / 1.05, ("lat8", "tag_lat8"), ("mps",), [8]),
-    ("8 B -T mpi latency <= 1.05 x polled ping-pong", 1 / 1.05, ("mpi_lat8", "pingpong_poll"), ("mps",), [8]),
+    ("8 B -T mpi latency <= 1.05 x blocking ping-pong", 1 / 1.05, ("mpi_lat8", "pingpong"), ("mps",), [8]),
 ]
 
 
@@ -66,15 +66,17 @@ def round_series(rd):
     out[("host_tag_bw", 64 * MIB)] = h and h["gbps"]
     row = pt.pick(pt.load_jsonl(os.path.join(rd, "gdr_mpi_lat8.jsonl")), "latency", "mpi", 8)
     out[("mpi_lat8", 8)] = pt.t_us(row) if row else None
-    out[("pingpong_poll", 8)] = pt.pingpong_us(os.path.join(rd, "mpi_pingpong_poll_8.txt"))
+    out[("pingpong", 8)] = pt.pingpong_us(os.path.join(rd, "mpi_pingpong_8.txt"))
     return out
 
 
 def pools(archive):
-    """{(ucx, variant, series, size): [values]} and the list of tarballs read."""
+    """{(machine-ucx, variant, series, size): [values]} and the list of tarballs read."""
     pool, read = {}, []
     for tgz in sorted(glob.glob(os.path.join(archive, "*_gpu-gate-ucx1*.tgz"))):
-        ucx = re.search(r"gpu-gate-(ucx1\d\d)", tgz).group(1)
+        # pooled per machine and UCX: an H100's rounds are not an H200's tool
+        m = re.search(r"_(h\d00)_gpu-gate-(ucx1\d\d)", os.path.basename(tgz))
+        ucx = f"{m.group(1)}-{m.group(2)}" if m else re.search(r"gpu-gate-(ucx1\d\d)", tgz).group(1)
         with tempfile.TemporaryDirectory() as tmp:
             with tarfile.open(tgz) as tf:
                 tf.extractall(tmp, members=[m for m in tf.getmembers()
@@ -140,7 +142,7 @@ def main(argv):
           f"(jobs/gpu/gate_rule.py: FAIL at <= {gate_rule.ALPHA_FAIL:.0%} at the boundary, "
           f"PASS bound {gate_rule.ALPHA_PASS:.0%}) on each tool against itself")
     print(f"# rounds pooled from {len(read)} archived gates: " + ", ".join(read))
-    print(f"{'ucx':6} {'variant':7} {'target':46} {'size':>9} {'tool':13} {'rounds':>6} {'spread':>6} | "
+    print(f"{'ucx':12} {'variant':7} {'target':46} {'size':>9} {'tool':13} {'rounds':>6} {'spread':>6} | "
           f"{'self':>7} {'boundary':>8} {'old':>7} | {'mean n':>6} {'unres':>6}")
     worst_line = {}
     for label, need, tools, variants, sizes in TARGETS:
@@ -165,7 +167,7 @@ def main(argv):
                             ofails += old_rule_fails(a3, b3, need)
                         key = (ucx, variant, label, tool)
                         worst_line[key] = 1 - (1 - worst_line.get(key, 0.0)) * (1 - fails / sims)
-                        print(f"{ucx:6} {variant:7} {label:46} {size:>9} {tool:13} {len(vals):>6} "
+                        print(f"{ucx:12} {variant:7} {label:46} {size:>9} {tool:13} {len(vals):>6} "
                               f"{max(vals) / min(vals):>6.2f} | {fails / sims:>7.2%} {bfails / sims:>8.2%} "
                               f"{ofails / sims:>7.2%} | {used / sims:>6.1f} {unres / sims:>6.1%}")
     print("# self: FAIL rate, tool against itself; boundary: one side scaled by the target (the "
@@ -173,7 +175,7 @@ def main(argv):
           f"{cap}); unres: share left UNRESOLVED at the cap; spread: max / min of the pooled rounds")
     print("# per target line (every size of it; sizes drawn independently: 1 - product of (1 - self)):")
     for (ucx, variant, label, tool), p in sorted(worst_line.items()):
-        print(f"line {ucx:6} {variant:7} {label:46} {tool:13} {p:>7.2%}")
+        print(f"line {ucx:12} {variant:7} {label:46} {tool:13} {p:>7.2%}")
     top = max(worst_line.values(), default=0.0)
     print(f"# highest self FAIL rate of a target line: {top:.2%} (target: <= 1 % per target)")
     return 0
