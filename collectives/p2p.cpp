@@ -11,7 +11,7 @@
 // checked batch, in one kernel per batch for device memory: the batch after
 // the timed ones (--check after), or every timed batch too (--check every).
 // Message w lands in slot w mod slots of the receive buffer; --slots auto
-// keeps the slots of one buffer within kAutoSlotBytes (see complete_slots).
+// keeps the slots of one buffer within 4 MiB, 1 MiB on host memory (see complete_slots).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -30,7 +30,8 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr int kLatencyBatch = 64;                  // round trips per barrier
 constexpr std::size_t kSlotBytes = 64u << 20;      // room for distinct slots per buffer (--slots N)
-constexpr std::size_t kAutoSlotBytes = 4u << 20;   // --slots auto's most per buffer
+constexpr std::size_t kAutoSlotBytes = 4u << 20;   // --slots auto's most per buffer: device memory
+constexpr std::size_t kAutoSlotBytesHost = 1u << 20;  // host memory
 constexpr std::size_t kAckBytes = 64;
 constexpr std::size_t kLeadBytes = 1u << 20;       // bw, bibw: the lead message's most
 
@@ -51,6 +52,10 @@ std::size_t slot_buffer_bytes(std::size_t max) {
 // (results/archive/20261204_h200_ucx122-mps-slots-cap-window-probe.txt).
 // Within 4 MiB per buffer a window still holds up to 64 distinct messages
 // (up to 64 KiB; 16 at 256 KiB, 4 at 1 MiB, 1 from 4 MiB).
+// Host memory keeps 1 MiB a buffer: a CPU's per-core L2 holds 1-2 MiB, and on
+// the H200's host `-T mpi` bw at 1 MiB read 0.84 of osu_bw's loop with 4 slots
+// and 0.96 with one, in each of 4 ABBA rounds
+// (results/archive/20261206_h200_mpi-host-probe-3450f6a.txt).
 void complete_slots(CaseParams& c, std::size_t max, int) {
   if (!c.pattern.empty()) {  // a concurrent pattern's flows: their regions' slots
     c.slots = patterns::slots(c, max);
@@ -59,7 +64,8 @@ void complete_slots(CaseParams& c, std::size_t max, int) {
   const std::size_t bytes = std::max<std::size_t>(c.bytes, 1);
   const std::size_t fit = std::max<std::size_t>(1, slot_buffer_bytes(max) / bytes);
   const std::size_t most = c.traits.kind == TestKind::latency ? kLatencyBatch : static_cast<std::size_t>(c.window);
-  const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : std::max<std::size_t>(1, kAutoSlotBytes / bytes);
+  const std::size_t room = c.mem == MemKind::host ? kAutoSlotBytesHost : kAutoSlotBytes;
+  const std::size_t want = c.slots > 0 ? static_cast<std::size_t>(c.slots) : std::max<std::size_t>(1, room / bytes);
   c.slots = static_cast<int>(std::min({want, fit, most}));
 }
 

@@ -7,13 +7,15 @@
 #     blocking send with a polled receive (sendpoll),
 #     against gdrbench's default row.
 # Prints medians per round and the ratios to the MPI's own loops.
-#   usage: [ROUNDS=4] [SIZES="1048576 67108864"] [PIN=none|0,1] jobs/gpu/mpi_host_probe.sh
+#   usage: [ROUNDS=4] [SIZES="1048576 67108864"] [PIN=none|0,1] [GDRBENCH=path] jobs/gpu/mpi_host_probe.sh
+# GDRBENCH: a gdrbench already built (any machine with MPI: no GPU needed); else it is built here.
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=${OUT:-/tmp/gdr-out}/mpi-host; rm -rf "$out"; mkdir -p "$out"
 t0=$(date +%s); stamp() { echo "[$(( $(date +%s) - t0 )) s] $*"; }
 build=$root/build-device-${GDR_UCX:-wheel}
-if [ -z "${DRY_RUN:-}" ]; then
+gdrbench=${GDRBENCH:-$build/gdrbench}
+if [ -z "${DRY_RUN:-}" ] && [ -z "${GDRBENCH:-}" ]; then
   timeout 300 "$root/jobs/gpu/device_build.sh" "$build" >"$out/build.txt" 2>&1 || { tail -3 "$out/build.txt"; exit 1; }
   . "$root/jobs/gpu/ucx_env.sh" "$build"
 fi
@@ -32,7 +34,7 @@ own() {  # the MPI's own loops
   for m in block poll sendpoll; do ${DRY_RUN:+echo} "${mpi[@]}" "$out/mpi_pingpong" 8 10000 host $m >"$out/r$1_own_lat_$m.txt" 2>&1; done
 }
 gdr() {  # gdrbench: default rows, then each variant
-  local gb=("$build/gdrbench" run -T mpi -m host --force)
+  local gb=("$gdrbench" run -T mpi -m host --force)
   for s in $sizes; do
     ${DRY_RUN:+echo} "${mpi[@]}" "${gb[@]}" -t bw -b "$s" -e "$s" --json "$out/r$1_gdr_bw_$s.jsonl" \
       --output "$out/r$1_gdr_bw_$s.h5" >"$out/r$1_gdr_bw_$s.txt" 2>&1
@@ -49,6 +51,9 @@ for r in $(seq 1 "${ROUNDS:-4}"); do
   stamp "round $r"
 done
 [ -n "${DRY_RUN:-}" ] && exit 0
-/usr/bin/env python3 "$root/jobs/gpu/mpi_host_table.py" "$out" "${ROUNDS:-4}" $sizes | tee "$out/summary.txt"
+/usr/bin/env python3 "$root/jobs/gpu/mpi_host_table.py" "$out" "${ROUNDS:-4}" $sizes >"$out/summary.txt"
+rc=$?
+cat "$out/summary.txt"
 tar czf "${OUT:-/tmp/gdr-out}/mpi_host_probe.tgz" -C "$out" --exclude='*.h5' . 2>/dev/null
 stamp done
+exit $rc

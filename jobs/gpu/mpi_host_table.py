@@ -4,6 +4,8 @@ per round and as medians of the rounds, with the ratio gdrbench / own (bw) and o
 (latency), so that >= 1 is gdrbench at or above its peer.
 
   mpi_host_table.py DIR ROUNDS SIZE...
+
+Exit 1 when any tool's figure of any round is missing or unparsed (the table says '-' there).
 """
 import os
 import re
@@ -74,7 +76,10 @@ def main(argv):
         lines += bw_lines(d, rounds, s)
     lines += lat_lines(d, rounds)
     print("\n".join(lines))
-    return 0
+    missing = sum(line.count("'-'") for line in lines)
+    if missing:
+        print(f"mpi_host_table: {missing} figures missing or unparsed (see the files in {d})", file=sys.stderr)
+    return 1 if missing else 0
 
 
 if __name__ == "__main__":

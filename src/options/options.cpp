@@ -129,7 +129,7 @@ void add_run_options(CLI::App& sub, RunArgs& a) {
       ->capture_default_str();
   sub.add_option("--slots", a.slots,
                  "p2p: distinct buffers the messages of a window (a batch of round trips) land in "
-                 "and are checked in; auto: up to 64 within 4 MiB; 1: one buffer, as OSU")
+                 "and are checked in; auto: up to 64 within 4 MiB (host memory: 1 MiB); 1: one buffer, as OSU")
       ->capture_default_str();
   sub.add_option("--chunk", a.chunk,
                  "ring allreduce pipeline chunk (auto: 1M on host memory, a quarter segment on GPU)")->capture_default_str();
