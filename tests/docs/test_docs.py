@@ -303,6 +303,7 @@ FOREIGN_FLAGS = {
     "--output-on-failure": "ctest", "--print-labels": "ctest", "--show-only": "ctest", "--nodes": "jobs/bench_verbs_vs_perftest.sh",
     "--status": "jobs/with_mps.sh", "--summarize": "jobs/cluster/measure_validate.py",
     "--gen": "jobs/cluster/measure_validate.py", "--run-s": "jobs/cluster/measure_validate.py",
+    "--rerun": "jobs/cluster/measure_validate.py",
     "--system": "jobs/reframe/make_references.py", "--tolerance": "jobs/reframe/make_references.py",
     "--scale": "jobs/reframe/make_references.py", "--with-cuda": "UCX configure", "--with-verbs": "UCX configure",
     "--without-verbs": "UCX configure", "--without-rdmacm": "UCX configure",
