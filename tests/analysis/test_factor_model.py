@@ -129,7 +129,7 @@ class FactorModel(unittest.TestCase):
         trials = {json.loads(x)["seq"]: json.loads(x) for x in open(arch + ".jsonl") if x.strip()}
         short = {7: "fz5", 13: "fz7", 49: "fz4", 67: "fz3"}   # period 1.10, 1.27, 1.55, 1.26 s
         others = (2, 4, 0)                                     # loss, stall, steady
-        with tarfile.open(arch + "-runs.tar.gz") as t:
+        with tarfile.open(arch + "-runs.tar.xz") as t:
             t.extractall(self.tmp, members=[t.getmember(f"gen-8-{k}/run1.h5") for k in (*short, *others)])
         for seq, host in short.items():
             self.assertEqual(trials[seq]["fault"]["faults"][0]["host"], host)

@@ -446,7 +446,7 @@ class Numbers(unittest.TestCase):
 def archive_text(f):
     """The text of an archived file: plain, gzipped, or every text member of a tarball."""
     path = os.path.join(REPO, f)
-    if f.endswith((".tgz", ".tar.gz")):
+    if f.endswith((".tgz", ".tar.gz", ".tar.xz")):
         with tarfile.open(path) as tar:
             return "\n".join(tar.extractfile(m).read().decode("utf-8", "replace") for m in tar if m.isfile())
     if f.endswith(".gz"):
