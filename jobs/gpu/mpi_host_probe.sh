@@ -2,7 +2,7 @@
 # One device call: `gdrbench -T mpi -m host` against the MPI's own loops on the
 # same Open MPI (shared memory, 2 ranks on one host), ROUNDS (4) ABBA rounds:
 #   bw at SIZES (1 MiB, 64 MiB): mpi_window_bw.c (osu_bw's loop) against
-#     gdrbench's default row and its variants (VARIANTS: --slots 1, --check none);
+#     gdrbench's default row and two variants (--slots 1, --check none);
 #   8 B latency: mpi_pingpong.c blocking (osu_latency's loop), polled, and a
 #     blocking send with a polled receive (sendpoll),
 #     against gdrbench's default row.
@@ -24,7 +24,7 @@ for c in mpi_pingpong mpi_window_bw; do
   ${DRY_RUN:+echo} mpicc -O2 -I/usr/local/cuda/include "$root/jobs/gpu/$c.c" -L/usr/local/cuda/lib64 -lcudart \
     -o "$out/$c" || exit 1
 done
-x=(); for v in LD_LIBRARY_PATH; do [ -n "${!v:-}" ] && x+=(-x "$v"); done
+x=(); [ -n "${LD_LIBRARY_PATH:-}" ] && x=(-x LD_LIBRARY_PATH)
 # Both tools on the same CPUs: bound to cores 0 and 1 by default (PIN=none: unbound).
 bind=(--bind-to core --map-by core); [ "${PIN:-0,1}" = none ] && bind=(--bind-to none)
 mpi=(timeout 60 mpirun -q --oversubscribe "${bind[@]}" -np 2 "${x[@]}")
@@ -35,13 +35,14 @@ own() {  # the MPI's own loops
 }
 gdr() {  # gdrbench: default rows, then each variant
   local gb=("$gdrbench" run -T mpi -m host --force)
+  local s v f
   for s in $sizes; do
-    ${DRY_RUN:+echo} "${mpi[@]}" "${gb[@]}" -t bw -b "$s" -e "$s" --json "$out/r$1_gdr_bw_$s.jsonl" \
-      --output "$out/r$1_gdr_bw_$s.h5" >"$out/r$1_gdr_bw_$s.txt" 2>&1
-    ${DRY_RUN:+echo} "${mpi[@]}" "${gb[@]}" -t bw -b "$s" -e "$s" --slots 1 --json "$out/r$1_gdr_slots1_$s.jsonl" \
-      --output "$out/r$1_gdr_slots1_$s.h5" >"$out/r$1_gdr_slots1_$s.txt" 2>&1
-    ${DRY_RUN:+echo} "${mpi[@]}" "${gb[@]}" -t bw -b "$s" -e "$s" --check none --json "$out/r$1_gdr_nocheck_$s.jsonl" \
-      --output "$out/r$1_gdr_nocheck_$s.h5" >"$out/r$1_gdr_nocheck_$s.txt" 2>&1
+    for v in "bw" "slots1 --slots 1" "nocheck --check none"; do  # NAME FLAGS...
+      f=$out/r$1_gdr_${v%% *}_$s
+      # shellcheck disable=SC2086  # the variant's flags split on purpose
+      ${DRY_RUN:+echo} "${mpi[@]}" "${gb[@]}" -t bw -b "$s" -e "$s" ${v#"${v%% *}"} --json "$f.jsonl" \
+        --output "$f.h5" >"$f.txt" 2>&1
+    done
   done
   ${DRY_RUN:+echo} "${mpi[@]}" "${gb[@]}" -t latency -b 8 -e 8 --json "$out/r$1_gdr_lat.jsonl" \
     --output "$out/r$1_gdr_lat.h5" >"$out/r$1_gdr_lat.txt" 2>&1

@@ -1,7 +1,7 @@
 """The table of jobs/gpu/mpi_host_probe.sh: `gdrbench -T mpi -m host` against the MPI's own
 loops (mpi_window_bw.c: osu_bw's; mpi_pingpong.c: osu_latency's blocking loop and a polled one),
-per round and as medians of the rounds, with the ratio gdrbench / own (bw) and own / gdrbench
-(latency), so that >= 1 is gdrbench at or above its peer.
+per round and as medians of the rounds. bw: ratio gdrbench / own loop (>= 1: at or above it);
+latency: ratio each shape's median / the blocking ping-pong's (<= 1.10 is issue 48's target).
 
   mpi_host_table.py DIR ROUNDS SIZE...
 
@@ -9,11 +9,10 @@ Exit 1 when any tool's figure of any round is missing or unparsed (the table say
 """
 import os
 import re
-import statistics
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from peers_table import load_jsonl, pick, pingpong_us, rate  # noqa: E402  one reading of each tool
+from peers_table import best as med, load_jsonl, pick, pingpong_us, rate  # noqa: E402  one reading of each tool
 
 
 def window_gbps(path):
@@ -27,11 +26,6 @@ def window_gbps(path):
 
 def gdr_row(path, test, size):
     return pick(load_jsonl(path), test, "mpi", size)
-
-
-def med(xs):
-    xs = [x for x in xs if x is not None]
-    return statistics.median(xs) if xs else None
 
 
 def fmt(x, nd=2):
