@@ -5,9 +5,7 @@ import os
 import subprocess
 import unittest
 
-import numpy as np
-
-from gdrtest import TempDirCase, copy, gdrbench, make_run, scale_case
+from gdrtest import TempDirCase, copy, gdrbench, make_run, scale_past_spread
 
 from gdranalysis.schema import load_run
 
@@ -38,12 +36,8 @@ class Binary(TempDirCase):
         same = copy(self.a, self.p("same.h5"))
         self.assertEqual(self.run_bin("compare", self.a, same).returncode, 0)
         slow = copy(self.a, self.p("slow.h5"))
-        case = load_run(self.a).cases[10]
-        # Scaled past its own spread, so no resample can read it as within 5 % whatever the
-        # machine's load did to its 10 iterations (CI, 2026-12-06: 1.5x on a loaded host read "same").
-        t = case.slowest()
-        t = t[np.isfinite(t) & (t > 0)]
-        scale_case(slow, case.name, max(1.5, 1.2 * float(t.max() / t.min())))
+        # Past its own spread (CI, 2026-12-06: 1.5x of a loaded host's 10 iterations read "same").
+        scale_past_spread(slow, load_run(self.a).cases[10].name)
         # Options before, between and after the positionals all reach Python.
         r = self.run_bin("compare", "--threshold", "5", self.a, "--json", slow, "--seed", "3")
         self.assertEqual(r.returncode, 1, r.stderr)
