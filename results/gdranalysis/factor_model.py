@@ -53,6 +53,7 @@ class Size:
     med: np.ndarray       # [F] log median
     se: np.ndarray        # [F] standard error of the median, log units
     fit: dict = None      # base, step [K], send [H], recv [H], resid [F], sigma
+    y_recv: np.ndarray = None  # [F, I] the receiver's own log times (NaN where it has none)
 
     @property
     def steps(self):
@@ -78,20 +79,29 @@ def read_sizes(run, names):
                     continue
                 hs, hd = where[run.host_of(s)], where[run.host_of(d)]
                 if hs != hd:
-                    t = c.times[s] if c.times.shape[1] else np.zeros(0)
-                    with np.errstate(divide="ignore", invalid="ignore"):
-                        lt = np.where(np.isfinite(t) & (t > 0), np.log(np.where(t > 0, t, 1.0)), np.nan)
-                    rows.append((k, hs, hd, lt, np.log(med[s]), se[s]))
+                    rows.append((k, hs, hd, _log_times(c, s), np.log(med[s]), se[s], _log_times(c, d)))
         if len(rows) < 3:
             continue
-        width = max(r[3].size for r in rows)
-        y = np.full((len(rows), width), np.nan)
-        for i, r in enumerate(rows):
-            y[i, :r[3].size] = r[3]
         label = f"{key[0]} {key[1]} {key[2]} {key[3]} {key[4]} {key[5]} B"
-        out.append(Size(label, key[5], *(np.array([r[i] for r in rows]) for i in range(3)), y,
-                        np.array([r[4] for r in rows]), np.array([r[5] for r in rows], dtype=float)))
+        out.append(Size(label, key[5], *(np.array([r[i] for r in rows]) for i in range(3)), _padded(rows, 3),
+                        np.array([r[4] for r in rows]), np.array([r[5] for r in rows], dtype=float),
+                        y_recv=_padded(rows, 6)))
     return out
+
+
+def _log_times(c, rank):
+    """One rank's log iteration times in a case (NaN where none; empty from a summary read)."""
+    t = c.times[rank] if c.times.shape[1] else np.zeros(0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(np.isfinite(t) & (t > 0), np.log(np.where(t > 0, t, 1.0)), np.nan)
+
+
+def _padded(rows, i):
+    width = max(max(r[3].size, r[6].size) for r in rows)
+    y = np.full((len(rows), width), np.nan)
+    for j, r in enumerate(rows):
+        y[j, :r[i].size] = r[i]
+    return y
 
 
 def fit_size(sz, H, price=PRICE):

@@ -12,7 +12,9 @@ top of that spread is not lossy): named `lossy tail` when its count of iteration
 has P < alpha under the binomial at that share (at least TAIL_FLOOR) and its share is at least
 TAIL_FOLD times it. Hosts are named one at a time, the
 most certain first, and a named host's flows are then left out of the others' counts: a
-healthy host whose only slow partner is the lossy one is not named for it. The hosts the model
+healthy host whose only slow partner is the lossy one is not named for it, and the rest are then
+judged on what both ends of a flow saw (both_ends): the named host's lost barrier messages make
+its partners leave the barrier late, which only their senders' clocks see. The hosts the model
 named already (slow, intermittent) are left out of the others' counts from the start, and
 judged apart (a slow host with a tail is a lossy one).
 
@@ -55,16 +57,29 @@ def _common(u, step):
     return np.where(np.isfinite(c), c, 0.0)
 
 
-def _ratios(sizes, own_factors=True):
+def both_ends(sz):
+    """[F, I] each iteration's log time as both ends of its flow saw it: the lower of the
+    sender's and the receiver's own times (the sender's where the receiver kept none). Each rank
+    times from its own exit of the barrier that starts the iteration, so a receiver that left it
+    late (a barrier message of a lossy peer resent) makes only its sender's time long: that is
+    the barrier's, not the flow's. A transfer that was slow (loss on the wire, a slow phase) is
+    long at both ends."""
+    if sz.y_recv is None or sz.y_recv.shape != sz.y.shape:
+        return sz.y
+    return np.fmin(sz.y, sz.y_recv)
+
+
+def _ratios(sizes, own_factors=True, ends="sender"):
     """(src, dst, [rows of log ratios]) of every flow with iterations, all sizes. Without
-    `own_factors` the expectation leaves out the flow's two hosts' factors (phases.py)."""
+    `own_factors` the expectation leaves out the flow's two hosts' factors (phases.py);
+    `ends`: "sender" (its own clock) or "both" (both_ends)."""
     src, dst, rows = [], [], []
     for sz in sizes:
         if not sz.y.shape[1]:
             continue
         f = sz.fit
         expect = f["fitted"] if own_factors else f["fitted"] - f["send"][sz.src] - f["recv"][sz.dst]
-        u = sz.y - expect[:, None]
+        u = (both_ends(sz) if ends == "both" else sz.y) - expect[:, None]
         with np.errstate(all="ignore"):
             u = u - _common(u, sz.step)
         src.append(sz.src)
@@ -142,6 +157,7 @@ def analyze(sizes, names, jd, named=()):
     out = {"k": K_TAIL, "hosts": {}, "links": {}, "named": {}}
     if not rows:
         return out
+    rows_both = _ratios(sizes, ends="both")[2]
     H = len(names)
     for a in range(H):
         for b in range(H):
@@ -159,7 +175,10 @@ def analyze(sizes, names, jd, named=()):
             b = _judge(rows, src, dst, H, jd, (shield | done) - {h}, only=h)
             best = b if b is not None and (best is None or b[2] < best[2]) else best
         if best is None:
-            best = _judge(rows, src, dst, H, jd, shield | done)
+            # Once a host is named for its tail, the rest are judged on what both ends of a flow
+            # saw: the named host loses packets of the barrier that starts each iteration too,
+            # and its barrier partners, leaving it late, lengthen only their senders' times.
+            best = _judge(rows_both if done else rows, src, dst, H, jd, shield | done)
         if best is None:
             break
         h, me, p, p_ref, sides = best

@@ -161,3 +161,43 @@ class FactorModel(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class BarrierPartnerOfALossyHost(unittest.TestCase):
+    """A real 8-host run (the emulated cluster, 2.41 % loss both ways on fz5, archived with the
+    rerun-agreement loop) in which validate also named healthy fz1 for a lossy tail: fz5 loses
+    packets of the barrier that starts each iteration, fz1 then leaves it late, and only the
+    senders' clocks into fz1 see it (their times 8x, fz1's own about 0). Once fz5 is named, the
+    others are judged on what both ends of a flow saw."""
+    TARBALL = os.path.join(REPO, "results", "archive", "20261206_cluster8_validate-rerun-agreement-runs.tar.xz")
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="gdr-barrier-")
+        with tarfile.open(cls.TARBALL) as t:
+            t.extractall(cls.tmp, members=[t.getmember(f"gen-8-{i}/run1.h5") for i in (28, 29)])
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_only_the_lossy_host_is_named(self):
+        for run in (28, 29):   # the fault's first run and its rerun (then: fz1 named too)
+            att, found = _judge(os.path.join(self.tmp, f"gen-8-{run}", "run1.h5"))
+            self.assertEqual([(f.cls, f.hosts) for f in found], [("lossy tail", ("fz5",))], run)
+
+    def test_the_partner_tail_is_the_senders_clock_alone(self):
+        from gdranalysis import factor_model, tails
+        from gdranalysis.schema import load_run
+        run = load_run(os.path.join(self.tmp, "gen-8-29", "run1.h5"))
+        names = sorted({run.host_of(r) for r in range(run.nranks)})
+        sizes = factor_model.read_sizes(run, names)
+        for sz in sizes:
+            factor_model.fit_size(sz, len(names))
+        jd = factor_model.Judge(5.0, 1.07, 0.01, 1e-3)
+        src, dst, _ = tails._ratios(sizes)
+        fz1, fz5 = names.index("fz1"), names.index("fz5")
+        by_sender = tails._judge(tails._ratios(sizes)[2], src, dst, len(names), jd, {fz5}, only=fz1)
+        by_both = tails._judge(tails._ratios(sizes, ends="both")[2], src, dst, len(names), jd, {fz5}, only=fz1)
+        self.assertIsNotNone(by_sender, "the senders' clocks alone no longer show fz1's tail")
+        self.assertIsNone(by_both)
