@@ -14,7 +14,7 @@ manifest says which fault each had and on which hosts).
   The past is every untouched run, also those after the fault in wall-clock
   time (the cluster's runs interleave fault classes run by run).
 
-  jobs/cluster/measure_baseline.py --runs-archive results/archive/20261203_cluster_validate-runs.tar.gz \\
+  jobs/cluster/measure_baseline.py --runs-archive results/archive/20261203_cluster_validate-runs.tar.xz \\
       --out results/archive/20261203_baseline-changepoints
 
 Writes OUT.jsonl (one row per cell: counts, rates, Wilson 95 % intervals) and

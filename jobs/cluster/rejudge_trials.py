@@ -6,7 +6,7 @@ counts on doctor's reads beside it (doctor.json, counters-end.json; --timing-onl
 
   jobs/cluster/rejudge_trials.py results/archive/20261205_cluster8_validate-by-fault-class-model.jsonl \
       --runs DIR     # DIR/gen-<hosts>-<seq>/run1.h5, as measure_validate.py --gen left them
-                     # (results/archive/20261205_cluster_generated-fault-runs.tar.gz unpacked)
+                     # (results/archive/20261205_cluster_generated-fault-runs.tar.xz unpacked)
 
 Prints, per trial, the truth, what validate named then, and what the model names now; then per
 class: bad hosts named (recall) and healthy hosts named, then and now, with Wilson intervals, and

@@ -17,7 +17,7 @@ import unittest
 
 from gdrtest import REPO, analysis, gdrbench
 
-ARCHIVE = os.path.join(REPO, "results", "archive", "20261203_cluster_validate-runs.tar.gz")
+ARCHIVE = os.path.join(REPO, "results", "archive", "20261203_cluster_validate-runs.tar.xz")
 PAST = 3  # --min-runs: each file read costs about a second on 2 busy cores
 
 

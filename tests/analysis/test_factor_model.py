@@ -23,7 +23,7 @@ import numpy as np
 
 from gdrtest import REPO
 
-ARCHIVE = os.path.join(REPO, "results", "archive", "20261204_cluster_validate-quiet-runs.tar.gz")
+ARCHIVE = os.path.join(REPO, "results", "archive", "20261204_cluster_validate-quiet-runs.tar.xz")
 HOSTS = 8
 CLASSES = ("nic-both", "nic-egress", "nic-ingress", "link", "flap", "tail", "stall")
 EXPECT = {"nic-both": ("slow", "both sides"), "nic-egress": ("slow", "send side"),

@@ -17,7 +17,7 @@ import numpy as np
 
 from gdrtest import REPO, analysis, gdrbench
 
-ARCHIVE = os.path.join(REPO, "results", "archive", "20261203_cluster_validate-runs.tar.gz")
+ARCHIVE = os.path.join(REPO, "results", "archive", "20261203_cluster_validate-runs.tar.xz")
 
 
 class SimulateTest(unittest.TestCase):
