@@ -64,7 +64,7 @@ def both_ends(sz):
     late (a barrier message of a lossy peer resent) makes only its sender's time long: that is
     the barrier's, not the flow's. A transfer that was slow (loss on the wire, a slow phase) is
     long at both ends."""
-    if sz.y_recv is None or sz.y_recv.shape != sz.y.shape:
+    if sz.y_recv is None:
         return sz.y
     return np.fmin(sz.y, sz.y_recv)
 
@@ -157,7 +157,7 @@ def analyze(sizes, names, jd, named=()):
     out = {"k": K_TAIL, "hosts": {}, "links": {}, "named": {}}
     if not rows:
         return out
-    rows_both = _ratios(sizes, ends="both")[2]
+    rows_both = None   # made once a host is named for its tail (below)
     H = len(names)
     for a in range(H):
         for b in range(H):
@@ -178,6 +178,8 @@ def analyze(sizes, names, jd, named=()):
             # Once a host is named for its tail, the rest are judged on what both ends of a flow
             # saw: the named host loses packets of the barrier that starts each iteration too,
             # and its barrier partners, leaving it late, lengthen only their senders' times.
+            if done and rows_both is None:
+                rows_both = _ratios(sizes, ends="both")[2]
             best = _judge(rows_both if done else rows, src, dst, H, jd, shield | done)
         if best is None:
             break
