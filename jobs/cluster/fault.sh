@@ -213,7 +213,11 @@ loss() {
     in_ns "$ns" nft add table netdev "$t"
     in_ns "$ns" nft add chain netdev "$t" "$c" "{ type filter hook ingress device $dev priority 0; policy accept; }"
     in_ns "$ns" nft flush chain netdev "$t" "$c"
-    in_ns "$ns" nft add rule netdev "$t" "$c" numgen random mod 10000 '<' "$n" counter drop
+    if [ "$n" -ge 10000 ]; then  # numgen's mod 10000 holds 0-9999: 100 % is no draw
+      in_ns "$ns" nft add rule netdev "$t" "$c" counter drop
+    else
+      in_ns "$ns" nft add rule netdev "$t" "$c" numgen random mod 10000 '<' "$n" counter drop
+    fi
     in_ns "$ns" nft add rule netdev "$t" "$c" counter
   done
   echo "fault.sh: $h drops $p% of its packets on the wire, $dirn ($n in 10000, nftables netdev ingress hooks)"

@@ -1,10 +1,10 @@
-"""The fault primitives of jobs/cluster/fault.sh that run in time or drop packets, on a real
-3-host emulated cluster (network namespaces, tc htb, nftables): `loss` drops about the share
-asked (its rule counters, real UDP through the host's eth0), `flap` is slow for its duty of
-every period and ends at the old rate, `stall` slows every NIC for its window and gives each its
-own rate back (a steady fault beside it survives), `at` fires at its onset and `clear` stops
-it before, `clear` ends a running flap and removes the loss rules, and fault_gen.py's draws
-apply. Bad input: one line, exit 2."""
+"""The fault primitives of jobs/cluster/fault.sh that run in time or drop packets, on a real 3-host
+emulated cluster (network namespaces, tc htb, nftables): `loss` drops about the share asked (its
+rule counters, real UDP through the host's eth0) and every packet at 100 %, `flap` is slow for
+its duty of every period and ends at the old rate, `stall` slows every NIC for its window and
+gives each its own rate back (a steady fault beside it survives), `at` fires at its onset and
+`clear` stops it before, `clear` ends a running flap and removes the loss rules, and
+fault_gen.py's draws apply. Bad input: one line, exit 2."""
 
 import json
 import os
@@ -40,18 +40,31 @@ def rate(host, way):
     return n * {"Mbit": 1000, "Kbit": 1, "Gbit": 1e6}.get(r[len(r.rstrip("KMGbit")):], 1e-3)
 
 
-def loss():
-    sh(FAULT, "loss", "gf2", "10", "egress")
+def sent_through(pct, count):
+    """`count` datagrams from gf2 to gf3 under `loss gf2 PCT egress`: what its rules dropped and passed."""
+    sh(FAULT, "loss", "gf2", pct, "egress")
     send = ("import socket\ns = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)\n"
-            "for i in range(4000):\n    try: s.sendto(b'x' * 200, ('169.254.204.3', 9))\n    except OSError: pass\n")
+            f"for i in range({count}):\n    try: s.sendto(b'x' * 200, ('169.254.204.3', 9))\n    except OSError: pass\n")
     subprocess.run(["ip", "netns", "exec", "gdrc-gf2", sys.executable, "-c", send], check=True, timeout=60)
     out = sh(FAULT, "counters", "gf2")
     print(out.strip())
+    check("ingress" not in out, f"egress only, yet: {out}")
     words = out.split()
-    dropped, passed = int(words[words.index("dropped") + 1]), int(words[words.index("passed") + 1])
+    return int(words[words.index("dropped") + 1]), int(words[words.index("passed") + 1])
+
+
+def loss():
+    # The peer's address resolved first: on a fresh cluster the first datagram waits on ARP, and
+    # a dropped ARP request (10 % here) leaves the rest queued and discarded before the wire.
+    # A TCP connect to a closed port resolves it: it returns once the peer's reset arrives.
+    knock = ("import socket\ntry: socket.create_connection(('169.254.204.3', 9), timeout=10)\n"
+             "except ConnectionRefusedError: pass\n")
+    subprocess.run(["ip", "netns", "exec", "gdrc-gf2", sys.executable, "-c", knock], check=True, timeout=30)
+    dropped, passed = sent_through("10", 4000)
     share = dropped / (dropped + passed)
     check(dropped + passed >= 4000 and 0.08 < share < 0.12, f"loss 10 %: dropped {dropped} passed {passed}")
-    check("ingress" not in out, f"egress only, yet: {out}")
+    dropped, passed = sent_through("100", 300)  # the edge: no draw, every packet
+    check(dropped >= 300 and passed == 0, f"loss 100 %: dropped {dropped} passed {passed}")
     sh(FAULT, "clear", "gf2")
     check("no loss rules" in sh(FAULT, "counters", "gf2"), "clear left the loss rules")
     return share
