@@ -25,10 +25,10 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "results"))
 
-from gdranalysis.factor_model import attribute  # noqa: E402
 from gdranalysis.intervals import wilson  # noqa: E402
 from gdranalysis.schema import load_run  # noqa: E402
 from gdranalysis.validate_config import drift, lossy, read_doctor  # noqa: E402
+from gdranalysis.validate_verdict import model_verdict  # noqa: E402
 
 TIMING_CLASSES = ("steady", "late", "intermittent", "loss", "stall")
 
@@ -41,17 +41,20 @@ def truth(t, a):
 
 
 def now_named(path, a):
-    """{host: class} the analysis names now: the model's timing verdict, and where the trial's
-    folder holds doctor's reads (doctor.json, counters-end.json), configuration drift and loss
-    by TCP's counts as validate adds them."""
+    """{host: class} the analysis names now: the model's timing findings (a link names both its
+    hosts, as validate's verdict does), and where the trial's folder holds doctor's reads
+    (doctor.json, counters-end.json), configuration drift and loss by TCP's counts as validate
+    adds them."""
     d = os.path.dirname(path)
     before = read_doctor(os.path.join(d, "doctor.json"))
     after = read_doctor(os.path.join(d, "counters-end.json"))
     hosts = sorted(before)
     counted = lossy(before, after, [h for h in hosts if h in after])   # as validate: first, a shield
-    att = attribute(load_run(path), z=a.z, min_slowdown_pct=a.min_slowdown, p0=a.p0,
-                    shield={f.what for f in counted})
-    named = {h: p.cls for h, p in att.hosts.items()}
+    _, found, _ = model_verdict(load_run(path), None, a.z, a.min_slowdown, a.p0, {f.what for f in counted})
+    named = {}
+    for f in found:   # as validate's host verdicts: every host of a finding, both ends of a link
+        for h in f.hosts:
+            named.setdefault(h, f"link {f.what}" if f.kind == "link" else f.cls)
     for f in drift(before, hosts):
         named.setdefault(f.what, f.cls)
     for f in counted:
