@@ -21,7 +21,9 @@ rate p0):
   counted without its partner of most slow flows (so the healthy end of a slow link, or
   the partner of a bad host, is never named for it): `intermittent` (the share of its
   steps slow and the spread of its residuals against its peers' are its evidence);
-- a host pair with slow residuals and neither end named: `link`, each slow direction;
+- a host pair with slow residuals and neither end named: `link`, each slow direction, unless
+  one end's flows with its other partners are slow too and the other's are not (link_ends.py:
+  that end, `intermittent`);
 - a step factor: `step-wide`, no host named.
 Runs of slow iterations (phases.py) add `intermittent` for flaps shorter than a case; the tail
 of the iterations (tails.py) adds `lossy tail`.
@@ -335,7 +337,7 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, shield=()):
     """The model's verdict on a run (module doc). Reads the iterations when the run has them.
     `shield`: hosts named by other evidence (validate's TCP counts): like the hosts the model
     names, their flows are left out of their peers' tails."""
-    from . import phases, tails
+    from . import link_ends, phases, tails
     names = sorted({run.host_of(r) for r in range(run.nranks)})
     sizes = read_sizes(run, names)
     jd = Judge(z, 1.0 + min_slowdown_pct / 100.0, p0, alpha)
@@ -357,4 +359,7 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, shield=()):
                                            evidence=f"{hosts[h].evidence}; and its tail: {part.evidence}")
         hosts.setdefault(h, part)
     links = _links(fl, names, set(hosts), jd) if fl is not None else []
+    if links:   # a link, or the host at one end whose other flows are slow too
+        links, instead = link_ends.resolve(links, link_ends.flow_evidence(sizes, jd), names)
+        hosts.update(instead)
     return Attribution(hosts, links, _steps(sizes, jd), tail, len(sizes))
