@@ -44,8 +44,11 @@ die() { echo "fault.sh: $*" >&2; exit 2; }
 conf() { [ -e "$dir/conf" ] || die "cluster '$name' is not up"; . "$dir/conf"; }
 host_ok() { grep -qx "$1" "$dir/hosts" || die "no host '$1' in cluster '$name'"; }
 pct_ok() { [[ $1 =~ ^[0-9]+([.][0-9]+)?$ ]] || die "'$1': a percentage (number)"; }
+# A slowdown of PCT %: up to 100000 (1001x slower), where a 1 Mbit/s cluster keeps 1 kbit/s (tc
+# refuses a rate of 0: a larger PCT failed inside tc, or in a flap's or stall's background job).
+slow_ok() { pct_ok "$1"; awk -v p="$1" 'BEGIN { exit !(p <= 100000) }' || die "'$1': a slowdown in %, 0-100000"; }
 idx() { echo "${1#"$name"}"; }
-slowed() { awk -v r="$RATE_MBIT" -v p="$1" 'BEGIN { printf "%.0fkbit", r * 1000 / (1 + p / 100) }'; }
+slowed() { awk -v r="$RATE_MBIT" -v p="$1" 'BEGIN { v = r * 1000 / (1 + p / 100); printf "%.0fkbit", (v < 1) ? 1 : v }'; }
 ns_tc() { ip netns exec "gdrc-$1" tc "${@:2}"; }
 
 set_rate() {  # HOST egress|ingress RATE
@@ -59,7 +62,6 @@ set_rate() {  # HOST egress|ingress RATE
 
 nic() {
   local h=$1 dirn=$2 p=$3
-  host_ok "$h"; pct_ok "$p"
   case $dirn in egress|ingress) set_rate "$h" "$dirn" "$(slowed "$p")" ;;
     both) set_rate "$h" egress "$(slowed "$p")"; set_rate "$h" ingress "$(slowed "$p")" ;;
     *) die "nic: direction '$dirn': egress, ingress or both" ;; esac
@@ -76,21 +78,18 @@ link_one() {  # FROM TO PCT: FROM's egress towards TO
 
 link() {
   local a=$1 b=$2 p=$3
-  host_ok "$a"; host_ok "$b"; [ "$a" != "$b" ] || die "link: two different hosts"
-  if [ "$p" = down ]; then   # tc cannot drop here (no act_gact): routes can
-    ip netns exec "gdrc-$a" ip route add blackhole "169.254.$SUBNET.$(idx "$b")/32"
-    ip netns exec "gdrc-$b" ip route add blackhole "169.254.$SUBNET.$(idx "$a")/32"
+  if [ "$p" = down ]; then   # tc cannot drop here (no act_gact): routes can (replace: twice is once)
+    ip netns exec "gdrc-$a" ip route replace blackhole "169.254.$SUBNET.$(idx "$b")/32"
+    ip netns exec "gdrc-$b" ip route replace blackhole "169.254.$SUBNET.$(idx "$a")/32"
     echo "fault.sh: link $a<->$b down"
     return
   fi
-  pct_ok "$p"
   link_one "$a" "$b" "$p"; link_one "$b" "$a" "$p"
   echo "fault.sh: link $a<->$b $p% slower ($(slowed "$p") of ${RATE_MBIT}mbit)"
 }
 
 cpu() {
   local h=$1 q=$2 period=40000 pids quota
-  host_ok "$h"; pct_ok "$q"
   quota=$(awk -v q="$q" -v p=$period 'BEGIN { v = int(q * p / 100); print (v < 1000 ? 1000 : v) }')
   pids=$(ip netns pids "gdrc-$h")
   [ -n "$pids" ] || die "cpu: no process runs on $h yet"
@@ -137,7 +136,7 @@ kbit_of() {  # a tc rate (20Mbit, 16666Kbit, 2000000bit) in kbit
   awk -v r="$1" 'BEGIN { n = r + 0; u = tolower(substr(r, length(n "") + 1));
     f = (u == "gbit") ? 1e6 : (u == "mbit") ? 1e3 : (u == "kbit") ? 1 : 1e-3; printf "%.0f", n * f }'
 }
-slower_than() { awk -v k="$(kbit_of "$1")" -v p="$2" 'BEGIN { printf "%.0fkbit", k / (1 + p / 100) }'; }
+slower_than() { awk -v k="$(kbit_of "$1")" -v p="$2" 'BEGIN { v = k / (1 + p / 100); printf "%.0fkbit", (v < 1) ? 1 : v }'; }
 dirs_of() { case $1 in egress|ingress) echo "$1" ;; both) echo "egress ingress" ;;
               *) die "direction '$1': egress, ingress or both" ;; esac; }
 jobs_dir() { mkdir -p "$dir/jobs"; echo "$dir/jobs"; }
@@ -162,9 +161,6 @@ start_job() {  # NAME CMD...: CMD in a session of its own (so clear ends it with
 
 flap() {
   local h=$1 p=$2 period=$3 duty=$4 dur=$5 dirn=${6:-both}
-  host_ok "$h"; pct_ok "$p"; secs_ok "$period" 0.2; secs_ok "$dur" 0.2; dirs_of "$dirn" > /dev/null
-  [[ $duty =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v d="$duty" 'BEGIN { exit !(d > 0 && d < 100) }' ||
-    die "flap: DUTY_PCT '$duty': the share of each period the NIC is slow, above 0 and below 100"
   local pf; pf=$(start_job "flap-$h" "$0" _flap "$h" "$p" "$period" "$duty" "$dur" "$dirn")
   echo "fault.sh: $h NIC $dirn flapping: $p% slower for $duty% of every ${period}s, for ${dur}s; pid file $pf"
 }
@@ -205,9 +201,7 @@ in_ns() { if [ "$1" = - ]; then "${@:2}"; else ip netns exec "$1" "${@:2}"; fi; 
 
 loss() {
   local h=$1 p=$2 dirn=${3:-both} n d ns t c dev
-  host_ok "$h"; pct_ok "$p"; dirs_of "$dirn" > /dev/null
-  n=$(awk -v p="$p" 'BEGIN { n = int(p * 100 + 0.5); print (n > 10000 ? -1 : n) }')
-  [ "$n" -ge 0 ] || die "loss: PCT '$p' above 100"
+  n=$(awk -v p="$p" 'BEGIN { print int(p * 100 + 0.5) }')
   for d in $(dirs_of "$dirn"); do
     read -r ns t c dev <<< "$(loss_where "$h" "$d")"
     in_ns "$ns" nft add table netdev "$t"
@@ -247,7 +241,6 @@ counters() {  # egress|ingress dropped passed, from the loss rules' counters
 
 stall() {
   local p=$1 onset=$2 dur=$3
-  pct_ok "$p"; secs_ok "$onset" 0; secs_ok "$dur" 0.2
   local pf; pf=$(start_job stall "$0" _stall "$p" "$onset" "$dur")
   echo "fault.sh: every host's NIC, both ways, $p% slower from ${onset}s to $(awk -v a="$onset" -v b="$dur" 'BEGIN { print a + b }')s; pid file $pf"
 }
@@ -284,31 +277,57 @@ clear_jobs() {  # [HOST]: the background jobs (of HOST: its flap; without HOST e
   done
 }
 
+# CMD ARGS...: the arguments' count, hosts and values, before anything changes; `at` checks its
+# command so, before it waits (a fault it could not apply later failed in its log alone).
+check() {
+  local c=$1; shift
+  case $c in
+    nic) [ $# -eq 3 ] || die "usage: fault.sh nic HOST egress|ingress|both PCT"; conf; host_ok "$1"
+         dirs_of "$2" > /dev/null; slow_ok "$3" ;;
+    link) [ $# -eq 3 ] || die "usage: fault.sh link HOST_A HOST_B PCT|down"; conf; host_ok "$1"; host_ok "$2"
+          [ "$1" != "$2" ] || die "link: two different hosts"; [ "$3" = down ] || slow_ok "$3" ;;
+    cpu) [ $# -eq 2 ] || die "usage: fault.sh cpu HOST QUOTA_PCT"; conf; host_ok "$1"; pct_ok "$2"
+         awk -v q="$2" 'BEGIN { exit !(q <= 100000) }' || die "cpu: QUOTA_PCT '$2': % of one CPU, 0-100000" ;;
+    down|freeze|counters) [ $# -eq 1 ] || die "usage: fault.sh $c HOST"; conf; host_ok "$1" ;;
+    flap) [ $# -eq 5 ] || [ $# -eq 6 ] || die "usage: fault.sh flap HOST PCT PERIOD_S DUTY_PCT DURATION_S [egress|ingress|both]"
+          conf; host_ok "$1"; slow_ok "$2"; secs_ok "$3" 0.2; secs_ok "$5" 0.2; dirs_of "${6:-both}" > /dev/null
+          [[ $4 =~ ^[0-9]+([.][0-9]+)?$ ]] && awk -v d="$4" 'BEGIN { exit !(d > 0 && d < 100) }' ||
+            die "flap: DUTY_PCT '$4': the share of each period the NIC is slow, above 0 and below 100" ;;
+    loss) [ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: fault.sh loss HOST PCT [egress|ingress|both]"; conf; host_ok "$1"
+          pct_ok "$2"; awk -v p="$2" 'BEGIN { exit !(p <= 100) }' || die "loss: PCT '$2' above 100"
+          dirs_of "${3:-both}" > /dev/null ;;
+    stall) [ $# -eq 3 ] || die "usage: fault.sh stall PCT ONSET_S DURATION_S"; conf; slow_ok "$1"; secs_ok "$2" 0
+           secs_ok "$3" 0.2 ;;
+    mtu) [ $# -eq 2 ] || die "usage: fault.sh mtu HOST BYTES"; conf; host_ok "$1"
+         [[ $2 =~ ^[1-9][0-9]{1,4}$ ]] && [ "$2" -ge 68 ] && [ "$2" -le 65535 ] || die "mtu: '$2': bytes, 68-65535" ;;
+    clear) [ $# -le 1 ] || die "usage: fault.sh clear [HOST]"; conf; [ $# -eq 0 ] || host_ok "$1" ;;
+    at) [ $# -ge 2 ] || die "usage: fault.sh at ONSET_S COMMAND ARGS..."; conf; secs_ok "$1" 0
+        case $2 in nic|link|cpu|down|freeze|flap|loss|stall|mtu|clear) ;; *) die "at: '$2' is not a fault" ;; esac
+        check "${@:2}" ;;
+  esac
+}
+
 cmd=${1:-}; shift || true
 case $cmd in
-  nic) [ $# -eq 3 ] || die "usage: fault.sh nic HOST egress|ingress|both PCT"; conf; nic "$@" ;;
-  link) [ $# -eq 3 ] || die "usage: fault.sh link HOST_A HOST_B PCT|down"; conf; link "$@" ;;
-  cpu) [ $# -eq 2 ] || die "usage: fault.sh cpu HOST QUOTA_PCT"; conf; cpu "$@" ;;
-  down) [ $# -eq 1 ] || die "usage: fault.sh down HOST"; conf; host_ok "$1"
-        ip netns exec "gdrc-$1" ip link set eth0 down; echo "fault.sh: $1 NIC down" ;;
-  freeze) [ $# -eq 1 ] || die "usage: fault.sh freeze HOST"; conf; host_ok "$1"
-          for p in $(ip netns pids "gdrc-$1"); do kill -STOP "$p" 2>/dev/null || true; done
+  nic|link|cpu|down|freeze|flap|loss|counters|stall|mtu|clear|at) check "$cmd" "$@" ;;
+esac
+case $cmd in
+  nic) nic "$@" ;;
+  link) link "$@" ;;
+  cpu) cpu "$@" ;;
+  down) ip netns exec "gdrc-$1" ip link set eth0 down; echo "fault.sh: $1 NIC down" ;;
+  freeze) for p in $(ip netns pids "gdrc-$1"); do kill -STOP "$p" 2>/dev/null || true; done
           echo "fault.sh: $1 frozen" ;;
-  flap) [ $# -eq 5 ] || [ $# -eq 6 ] || die "usage: fault.sh flap HOST PCT PERIOD_S DUTY_PCT DURATION_S [egress|ingress|both]"
-        conf; flap "$@" ;;
+  flap) flap "$@" ;;
   _flap) conf; flap_loop "$@" ;;
-  loss) [ $# -eq 2 ] || [ $# -eq 3 ] || die "usage: fault.sh loss HOST PCT [egress|ingress|both]"; conf; loss "$@" ;;
-  counters) [ $# -eq 1 ] || die "usage: fault.sh counters HOST"; conf; counters "$1" ;;
-  stall) [ $# -eq 3 ] || die "usage: fault.sh stall PCT ONSET_S DURATION_S"; conf; stall "$@" ;;
+  loss) loss "$@" ;;
+  counters) counters "$1" ;;
+  stall) stall "$@" ;;
   _stall) conf; stall_loop "$@" ;;
-  at) [ $# -ge 2 ] || die "usage: fault.sh at ONSET_S COMMAND ARGS..."; conf; secs_ok "$1" 0
-      case $2 in nic|link|cpu|down|freeze|flap|loss|stall|mtu|clear) ;; *) die "at: '$2' is not a fault" ;; esac
-      echo "fault.sh: in ${1}s: ${*:2}; pid file $(start_job "at-$$" "$0" _at "$@")" ;;
+  at) echo "fault.sh: in ${1}s: ${*:2}; pid file $(start_job "at-$$" "$0" _at "$@")" ;;
   _at) conf; trap 'exit 0' TERM INT; nap "$1"; trap - TERM INT; log_line "at: ${*:2}"; "$0" "${@:2}" ;;
-  mtu) [ $# -eq 2 ] || die "usage: fault.sh mtu HOST BYTES"; conf; host_ok "$1"
-       [[ $2 =~ ^[0-9]{2,5}$ ]] && [ "$2" -ge 68 ] && [ "$2" -le 65535 ] || die "mtu: '$2': bytes, 68-65535"
-       ip netns exec "gdrc-$1" ip link set eth0 mtu "$2"; echo "fault.sh: $1 eth0 MTU $2 (its peers 1500)" ;;
-  clear) conf; if [ $# -ge 1 ]; then host_ok "$1"; clear_jobs "$1"; clear_host "$1"; else
+  mtu) ip netns exec "gdrc-$1" ip link set eth0 mtu "$2"; echo "fault.sh: $1 eth0 MTU $2 (its peers 1500)" ;;
+  clear) if [ $# -ge 1 ]; then clear_jobs "$1"; clear_host "$1"; else
            clear_jobs; while read -r h; do clear_host "$h"; done < "$dir/hosts"; fi; clear_cgroups ;;
   clear-jobs) clear_jobs ;;
   clear-cgroups) clear_cgroups ;;

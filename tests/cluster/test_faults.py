@@ -4,7 +4,9 @@ rule counters, real UDP through the host's eth0) and every packet at 100 %, `fla
 its duty of every period and ends at the old rate, `stall` slows every NIC for its window and
 gives each its own rate back (a steady fault beside it survives), `at` fires at its onset and
 `clear` stops it before, `clear` ends a running flap and removes the loss rules, and
-fault_gen.py's draws apply. Bad input: one line, exit 2."""
+fault_gen.py's draws apply. Bad input: one line, exit 2; and 60 commands drawn by seed from
+each argument's good values, edges and wrong forms exit 0 or 2 with one line, each accepted one
+cleared back to every host's own state (GDR_FAULT_SEED replays a seed)."""
 
 import json
 import os
@@ -143,6 +145,84 @@ def bad_input():
     check(p.returncode == 2 and p.stderr.count("\n") == 1, f"fault_gen --hosts 1: {p.returncode} {p.stderr!r}")
 
 
+# Drawn arguments for every fault, valid and not, by seed: each pool holds a command's good
+# values beside their edges and their wrong forms (the chosen list above missed `loss HOST 100`,
+# a PCT that left tc a rate of 0, `mtu 0068`, and `at` taking a fault it could not apply later).
+HOSTS_OK = ("gf1", "gf2", "gf3")
+POOLS = {
+    "host": HOSTS_OK + ("gf9", "", "gf", "-x", "gf1 gf2"),
+    "slow": ("0", "00", "5", "12.5", "100", "100000", "100001", "99999999", "1e3", "-1", "5.", ".5", "abc", "", "nan",
+             "inf", "0x10"),
+    "loss": ("0", "0.004", "1.5", "99.999", "100", "100.0", "100.01", "101", "-1", "1e1", "x"),
+    "dir": ("egress", "ingress", "both", "up", "", "EGRESS"),
+    "secs": ("0", "0.1", "0.2", "1", "3600", "3601", "-1", "1e2", "abc"),
+    "duty": ("0", "0.5", "50", "99.9", "100", "150", "-5", "x"),
+    "mtu": ("67", "68", "0068", "1500", "9000", "65535", "65536", "abc", "1e3"),
+    "quota": ("0", "50", "100000", "100001", "-1", "q"),
+    "link": ("down", "0", "25", "100001", "up"),
+}
+SHAPES = {"nic": ("host", "dir", "slow"), "link": ("host", "host", "link"), "cpu": ("host", "quota"),
+          "down": ("host",), "freeze": ("host",), "flap": ("host", "slow", "secs", "duty", "secs", "dir"),
+          "loss": ("host", "loss", "dir"), "counters": ("host",), "stall": ("slow", "secs", "secs"),
+          "mtu": ("host", "mtu"), "clear": ("host",)}
+BAD_LOG = ("Error", "RTNETLINK", "required", "usage", "Cannot", "nvalid", "No such")
+
+
+def drawn_command(rng):
+    cmd = rng.choice(sorted(SHAPES))
+    args = [rng.choice(POOLS[k]) if rng.random() < 0.6 else rng.choice(POOLS[k][:3]) for k in SHAPES[cmd]]
+    r = rng.random()
+    if r < 0.08:
+        args = args[:-1]                                  # one argument short
+    elif r < 0.12:
+        args.append(rng.choice(POOLS["host"]))            # one too many
+    if rng.random() < 0.15 and cmd != "clear":
+        return ["at", rng.choice(("0", "0.2", "3601", "x")), cmd] + args
+    return [cmd] + args
+
+
+def clean_state():
+    """After `clear`: every host at the cluster's rate both ways, MTU 1500, no loss rules, no job."""
+    for h in HOSTS_OK:
+        for way in ("egress", "ingress"):
+            check(rate(h, way) == 20000, f"{h} {way} at {rate(h, way)} kbit after clear")
+        mtu = subprocess.run(["ip", "netns", "exec", f"gdrc-{h}", "cat", "/sys/class/net/eth0/mtu"],
+                             capture_output=True, text=True).stdout.strip()
+        check(mtu == "1500", f"{h} MTU {mtu} after clear")
+        check("no loss rules" in sh(FAULT, "counters", h), f"{h}: loss rules after clear")
+    jobs = "/run/gdrcluster/gf/jobs"
+    left = [f for f in os.listdir(jobs) if f.endswith(".pid")] if os.path.isdir(jobs) else []
+    check(not left, f"jobs left after clear: {left}")
+
+
+def drawn_input(draws=60, seed=None):
+    """Drawn commands: each ends in exit 0, or exit 2 with one line; a fault accepted leaves no
+    error in its job's log, and `clear` then gives every host its own state back."""
+    import random
+    seed = seed if seed is not None else random.SystemRandom().randrange(1 << 32)
+    rng, tally = random.Random(seed), {0: 0, 2: 0}
+    jobs = "/run/gdrcluster/gf/jobs"
+    for i in range(draws):
+        args = drawn_command(rng)
+        p = subprocess.run([FAULT, *args], env=ENV, capture_output=True, text=True, timeout=60)
+        out = p.stdout + p.stderr
+        what = f"seed {seed} draw {i}: fault.sh {' '.join(repr(a) for a in args)}: exit {p.returncode} {out!r}"
+        check(p.returncode in (0, 2), what)
+        tally[p.returncode] += 1
+        if p.returncode == 2:
+            check(out.count("\n") == 1 and out.startswith("fault.sh: "), what)
+            continue
+        time.sleep(0.4 if args[0] in ("flap", "stall", "at") else 0)
+        logs = "".join(open(os.path.join(jobs, f)).read() for f in os.listdir(jobs) if f.endswith(".log")) \
+            if os.path.isdir(jobs) else ""
+        check(not any(w in logs for w in BAD_LOG), f"{what}; its job's log: {logs[-600:]}")
+        sh(FAULT, "clear")
+        clean_state()
+        for f in os.listdir(jobs) if os.path.isdir(jobs) else ():
+            os.remove(os.path.join(jobs, f))   # the logs of the jobs clear ended
+    print(f"drawn input: seed {seed}, {draws} commands, {tally[0]} applied and cleared, {tally[2]} refused")
+
+
 def main():
     if os.geteuid() != 0:
         print("SKIP: network namespaces need root")
@@ -155,6 +235,7 @@ def main():
     t0 = time.monotonic()
     try:
         bad_input()
+        drawn_input(seed=int(os.environ["GDR_FAULT_SEED"]) if os.environ.get("GDR_FAULT_SEED") else None)
         ls = loss()
         fs = flap()
         stall()
