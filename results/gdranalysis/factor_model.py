@@ -360,6 +360,6 @@ def attribute(run, z=5.0, min_slowdown_pct=7.0, p0=0.01, alpha=1e-3, shield=()):
         hosts.setdefault(h, part)
     links = _links(fl, names, set(hosts), jd) if fl is not None else []
     if links:   # a link, or the host at one end whose other flows are slow too
-        links, instead = link_ends.resolve(links, link_ends.flow_evidence(sizes, jd), names)
+        links, instead = link_ends.resolve(links, link_ends.flow_evidence(sizes, fl), names)
         hosts.update(instead)
     return Attribution(hosts, links, _steps(sizes, jd), tail, len(sizes))

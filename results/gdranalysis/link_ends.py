@@ -16,7 +16,8 @@ choice between the two ends of a part already beyond chance, not a new accusatio
 reference without a floor and the looser ALPHA than a host's own naming (1e-3).
 
 A real slow link leaves its ends' other flows at their peers' level, and stays a link (the
-simulated and recorded link faults of tests/analysis/test_factor_model.py).
+recorded and simulated link faults of results/archive/20261206_link-ends-check.txt, and
+tests/analysis/test_link_ends.py).
 """
 
 from __future__ import annotations
@@ -29,24 +30,14 @@ from .model_parts import SIDE, Part, binom_p
 ALPHA = 0.01
 
 
-def flow_evidence(sizes, jd):
-    """(src, dst, flag) per flow of every size: a slow median or a slow phase."""
-    from . import phases
+def flow_evidence(sizes, fl):
+    """(src, dst, flag) per flow of every size: a slow median (`fl`, factor_model._slow_flows
+    of the same sizes) or a slow phase."""
+    from .phases import has_phase
     from .tails import _ratios
-    src, dst, flag = [], [], []
-    for sz in sizes:
-        f = sz.fit
-        scale = np.fmax(f["sigma"], np.nan_to_num(sz.se))
-        slow = jd.out(f["resid"], scale)
-        if sz.y.shape[1]:
-            _, _, rows = _ratios([sz], own_factors=False)
-            slow = slow | np.array([phases._longest_run(r) >= phases.RUN for r in rows], bool)
-        src.append(sz.src)
-        dst.append(sz.dst)
-        flag.append(slow)
-    if not src:
-        return np.zeros(0, int), np.zeros(0, int), np.zeros(0, bool)
-    return np.concatenate(src), np.concatenate(dst), np.concatenate(flag)
+    phase = [has_phase(_ratios([sz], own_factors=False)[2]) if sz.y.shape[1] else np.zeros(sz.med.size, bool)
+             for sz in sizes]
+    return fl["src"], fl["dst"], fl["slow"] | np.concatenate(phase)
 
 
 def _end(ev, e, o, p_ref):

@@ -46,6 +46,11 @@ def _longest_run(row):
     return best
 
 
+def has_phase(rows):
+    """[F] bool: each flow's iterations hold a slow phase (RUN or more in a row over K_PHASE)."""
+    return np.array([_longest_run(r) >= RUN for r in rows], bool)
+
+
 def _judge(flag, src, dst, H, jd, excluded):
     """(host, k, m, p, p_ref) of the host not `excluded` most beyond its peers, or None."""
     best = None
@@ -75,7 +80,7 @@ def analyze(sizes, names, jd, named=()):
     src, dst, rows = _ratios(sizes, own_factors=False)
     if not rows:
         return {}
-    flag = np.array([_longest_run(r) >= RUN for r in rows])
+    flag = has_phase(rows)
     H = len(names)
     excluded, found = {names.index(n) for n in named if n in names}, {}
     while (best := _judge(flag, src, dst, H, jd, excluded)) is not None:

@@ -18,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 JOBS = os.path.join(os.path.dirname(os.path.dirname(HERE)), "jobs", "cluster")
 CLUSTER, FAULT, GEN = (os.path.join(JOBS, f) for f in ("cluster.sh", "fault.sh", "fault_gen.py"))
 ENV = dict(os.environ, GDR_CLUSTER="gf", GDR_CLUSTER_SUBNET="204")
+JOB_DIR = "/run/gdrcluster/gf/jobs"   # fault.sh's background jobs of this cluster
 
 
 def check(cond, msg):
@@ -84,12 +85,12 @@ def flap():
     check(0.25 < share < 0.55, f"slow {share:.2f} of the time, duty 40 %")
     time.sleep(1.0)
     check(rate("gf2", "ingress") == 20000, "the flap ended at a rate not its old one")
-    log = open("/run/gdrcluster/gf/jobs/flap-gf2.log").read().split()
+    log = open(os.path.join(JOB_DIR, "flap-gf2.log")).read().split()
     check(log.count("slow") == 3 and "done" in log, f"3 slow phases in 3 s, then done: {log}")
     print(sh(FAULT, "flap", "gf3", "50", "1", "40", "60").strip())   # cleared long before its end
     time.sleep(0.2)
     sh(FAULT, "clear")
-    check(not os.path.exists("/run/gdrcluster/gf/jobs/flap-gf3.pid"), "clear left the flap's pid file")
+    check(not os.path.exists(os.path.join(JOB_DIR, "flap-gf3.pid")), "clear left the flap's pid file")
     time.sleep(1.2)
     check(rate("gf3", "egress") == 20000 and rate("gf3", "ingress") == 20000, "a cleared flap still runs")
     return share
@@ -190,8 +191,7 @@ def clean_state():
                              capture_output=True, text=True).stdout.strip()
         check(mtu == "1500", f"{h} MTU {mtu} after clear")
         check("no loss rules" in sh(FAULT, "counters", h), f"{h}: loss rules after clear")
-    jobs = "/run/gdrcluster/gf/jobs"
-    left = [f for f in os.listdir(jobs) if f.endswith(".pid")] if os.path.isdir(jobs) else []
+    left = [f for f in os.listdir(JOB_DIR) if f.endswith(".pid")] if os.path.isdir(JOB_DIR) else []
     check(not left, f"jobs left after clear: {left}")
 
 
@@ -201,7 +201,6 @@ def drawn_input(draws=60, seed=None):
     import random
     seed = seed if seed is not None else random.SystemRandom().randrange(1 << 32)
     rng, tally = random.Random(seed), {0: 0, 2: 0}
-    jobs = "/run/gdrcluster/gf/jobs"
     for i in range(draws):
         args = drawn_command(rng)
         p = subprocess.run([FAULT, *args], env=ENV, capture_output=True, text=True, timeout=60)
@@ -213,13 +212,13 @@ def drawn_input(draws=60, seed=None):
             check(out.count("\n") == 1 and out.startswith("fault.sh: "), what)
             continue
         time.sleep(0.4 if args[0] in ("flap", "stall", "at") else 0)
-        logs = "".join(open(os.path.join(jobs, f)).read() for f in os.listdir(jobs) if f.endswith(".log")) \
-            if os.path.isdir(jobs) else ""
+        logs = "".join(open(os.path.join(JOB_DIR, f)).read() for f in os.listdir(JOB_DIR) if f.endswith(".log")) \
+            if os.path.isdir(JOB_DIR) else ""
         check(not any(w in logs for w in BAD_LOG), f"{what}; its job's log: {logs[-600:]}")
         sh(FAULT, "clear")
         clean_state()
-        for f in os.listdir(jobs) if os.path.isdir(jobs) else ():
-            os.remove(os.path.join(jobs, f))   # the logs of the jobs clear ended
+        for f in os.listdir(JOB_DIR) if os.path.isdir(JOB_DIR) else ():
+            os.remove(os.path.join(JOB_DIR, f))   # the logs of the jobs clear ended
     print(f"drawn input: seed {seed}, {draws} commands, {tally[0]} applied and cleared, {tally[2]} refused")
 
 
